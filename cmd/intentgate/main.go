@@ -1,0 +1,14 @@
+// Command intentgate is governance middleware for AI coding agents.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if err := newRoot(os.Stdin, os.Stdout, os.Stderr).Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "intentgate:", err)
+		os.Exit(exitCode(err))
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/hooks"
+	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/tools"
+)
+
+// governed is one workspace under intentgate: the engine with every policy
+// plugged in, and the stores behind it.
+type governed struct {
+	ws       *engine.Workspace
+	eng      *engine.Engine
+	intents  hooks.Intents
+	store    *orchestration.IntentStore
+	sessions *orchestration.SessionStore
+	ledger   *orchestration.Ledger
+	git      *orchestration.Git
+	orch     string
+}
+
+// failedIntents stands in for an intents file that could not be loaded: every
+// question about intents fails, so every mutating call is refused.
+type failedIntents struct{ err error }
+
+func (f failedIntents) Current() (*orchestration.IntentSet, error) { return nil, f.err }
+
+func open(dir string) (*governed, error) {
+	ws, err := engine.OpenWorkspace(dir)
+	if err != nil {
+		return nil, err
+	}
+	g := &governed{ws: ws, orch: filepath.Join(ws.Dir, ".orchestration")}
+	store, err := orchestration.OpenIntentStore(filepath.Join(g.orch, "active_intents.yaml"))
+	if err != nil {
+		g.intents = failedIntents{fmt.Errorf("cannot load intents: %w", err)}
+	} else {
+		g.store, g.intents = store, store
+	}
+	g.sessions = orchestration.OpenSessions(filepath.Join(g.orch, "sessions"))
+	if g.ledger, err = orchestration.OpenLedger(filepath.Join(g.orch, "agent_trace.jsonl")); err != nil {
+		g.close()
+		return nil, err
+	}
+	if g.git, err = orchestration.OpenGit(ws.Dir); err != nil {
+		g.close()
+		return nil, err
+	}
+
+	reg := engine.NewRegistry()
+	hl := hooks.NewHashLock(reg, g.sessions)
+	reg.Register(engine.Spec{Name: hooks.SelectTool, Group: engine.GroupRead,
+		Tool: hooks.SelectActiveIntent(g.intents, g.sessions, g.orch)})
+	reg.Register(engine.Spec{Name: "read_file", Group: engine.GroupRead, Tool: tools.ReadFile()})
+	reg.Register(engine.Spec{Name: "write_to_file", Group: engine.GroupEdit, Tool: tools.WriteFile()})
+	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand,
+		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: 2 * time.Minute})})
+
+	tr := hooks.NewTrace(hooks.TraceConfig{
+		Ledger: g.ledger, Git: g.git, Version: version,
+		Then: []hooks.Recorder{hooks.NewIntentMap(g.intents, g.orch)},
+	})
+	e := engine.New(reg)
+	e.Use(
+		hooks.Gatekeeper(reg, g.intents, g.sessions),
+		hooks.Protected(reg, ws),
+		hooks.Scope(reg, g.intents),
+		hl,
+	)
+	e.After(
+		hooks.CommandAudit(reg, ws, g.intents),
+		hl,
+		tr,
+	)
+	e.OnDenial(tr)
+	g.eng = e
+	return g, nil
+}
+
+func (g *governed) close() {
+	if g.store != nil {
+		g.store.Close()
+	}
+	if g.ledger != nil {
+		g.ledger.Close()
+	}
+	g.ws.Close()
+}

@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Agent identifies who issued a call.
+type Agent struct {
+	Name  string `json:"name,omitempty"`
+	Model string `json:"model,omitempty"`
+}
+
+// Call is one tool invocation on its way through the engine.
+type Call struct {
+	ID      string
+	Session string
+	Tool    string
+	Args    json.RawMessage
+	Agent   Agent
+	WS      *Workspace
+
+	// Set by pre-hooks for the tool and the post-hooks.
+
+	// Intent is the session's active intent id, once the gatekeeper found one.
+	Intent string
+	// Mode is the session's mode slug, if any.
+	Mode string
+	// Expect holds hash preconditions the tool must re-check under the per-file
+	// lock right before it replaces a file: canonical path -> lowercase hex
+	// SHA-256 of the content it must still have ("" means it must not exist).
+	Expect map[string]string
+
+	args   map[string]json.RawMessage
+	target *target
+}
+
+type target struct {
+	rel string
+	ok  bool
+	err error
+}
+
+// Target returns the canonical workspace path of the call's "path" argument,
+// resolved once per call so that every hook and the tool see the same file.
+// ok is false when the call has no path.
+func (c *Call) Target() (rel string, ok bool, err error) {
+	if c.target == nil {
+		t := &target{}
+		var p string
+		p, t.ok, t.err = c.Path()
+		if t.ok && t.err == nil {
+			if c.WS == nil {
+				t.err = errors.New("call has no workspace")
+			} else {
+				t.rel, t.err = c.WS.Canonical(p)
+			}
+		}
+		if d, isDenial := AsDenial(t.err); isDenial && d.Tool == "" {
+			d.Tool = c.Tool
+		}
+		c.target = t
+	}
+	return c.target.rel, c.target.ok, c.target.err
+}
+
+// Arg returns the raw JSON of argument name, or nil.
+func (c *Call) Arg(name string) (json.RawMessage, error) {
+	if c.args == nil {
+		if len(c.Args) == 0 || string(c.Args) == "null" {
+			c.args = map[string]json.RawMessage{}
+		} else if err := json.Unmarshal(c.Args, &c.args); err != nil {
+			return nil, &Denial{Code: InvalidArgument, Tool: c.Tool,
+				Message: "arguments are not a JSON object: " + err.Error(),
+				Hint:    `send the arguments as a JSON object, e.g. {"path":"src/a.go"}`}
+		}
+	}
+	return c.args[name], nil
+}
+
+// String returns string argument name. A missing or null argument yields
+// ok=false; a value of another JSON type is an INVALID_ARGUMENT denial.
+// Numbers and booleans are accepted in their JSON spelling, because models
+// routinely send "line": 3 where a string was declared and vice versa.
+func (c *Call) String(name string) (string, bool, error) {
+	raw, err := c.Arg(name)
+	if err != nil || raw == nil || string(raw) == "null" {
+		return "", false, err
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, true, nil
+	}
+	t := strings.TrimSpace(string(raw))
+	if t != "" && (t[0] == '-' || (t[0] >= '0' && t[0] <= '9') || t == "true" || t == "false") {
+		return t, true, nil
+	}
+	return "", false, &Denial{Code: InvalidArgument, Tool: c.Tool, Parameter: name,
+		Message: fmt.Sprintf("parameter %q must be a string", name)}
+}
+
+// Require returns string argument name or a MISSING_PARAMETER denial.
+func (c *Call) Require(name string) (string, error) {
+	s, ok, err := c.String(name)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", &Denial{Code: MissingParameter, Tool: c.Tool, Parameter: name,
+			Message: fmt.Sprintf("%s needs the parameter %q", c.Tool, name),
+			Hint:    fmt.Sprintf("call %s again with %q set", c.Tool, name)}
+	}
+	return s, nil
+}
+
+// Path returns the call's "path" argument, the file the call targets, if any.
+func (c *Call) Path() (string, bool, error) { return c.String("path") }
+
+// SetExpect records a precondition on path for the tool to re-check.
+func (c *Call) SetExpect(path, sha string) {
+	if c.Expect == nil {
+		c.Expect = map[string]string{}
+	}
+	c.Expect[path] = sha
+}
+
+// FileChange is one file a call changed, with its content on both sides, so
+// post-hooks never re-read a file someone may have changed since.
+type FileChange struct {
+	Path      string // canonical workspace-relative slash path
+	Before    []byte
+	After     []byte
+	Existed   bool // the file existed before
+	Deleted   bool // the file no longer exists
+	Violation bool // changed outside the intent's scope (by a command)
+	Reason    string
+}
+
+// FileRead is a whole or partial read of a file, for the hash lock baseline.
+type FileRead struct {
+	Path   string
+	SHA256 string // hex of the whole file's bytes
+	Whole  bool
+}
+
+// Result is what a tool returns.
+type Result struct {
+	Output  string
+	Changes []FileChange
+	Reads   []FileRead
+	// Data carries structured output for front doors (e.g. session effects).
+	Data map[string]any
+}

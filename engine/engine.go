@@ -1,0 +1,255 @@
+// Package engine is intentgate's HookEngine: every tool call passes its
+// pre-hooks, runs, and passes its post-hooks.
+//
+// Pre and post are separate phases because an external agent runs the two
+// halves of a call in different processes and executes the tool itself:
+// Dispatch runs all three steps, Authorize only the pre-hooks, Observe only
+// the post-hooks.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// PreHook decides whether a call may run. It returns nil to allow, a *Denial
+// to refuse, and any other error also refuses (fail closed, HOOK_ERROR).
+type PreHook interface {
+	Pre(ctx context.Context, c *Call) error
+}
+
+// PostHook records what a call did. Its error never undoes the call; the
+// engine reports it.
+type PostHook interface {
+	Post(ctx context.Context, c *Call, r *Result) error
+}
+
+// DenialObserver is told of every refusal, so refusals are evidence too.
+type DenialObserver interface {
+	Denied(ctx context.Context, c *Call, d *Denial) error
+}
+
+// PreFunc adapts a function to PreHook.
+type PreFunc func(ctx context.Context, c *Call) error
+
+func (f PreFunc) Pre(ctx context.Context, c *Call) error { return f(ctx, c) }
+
+// PostFunc adapts a function to PostHook.
+type PostFunc func(ctx context.Context, c *Call, r *Result) error
+
+func (f PostFunc) Post(ctx context.Context, c *Call, r *Result) error { return f(ctx, c, r) }
+
+// Tool executes a call. Returning a *Denial refuses it (a precondition that
+// failed under the file lock); any other error is a tool failure.
+type Tool interface {
+	Run(ctx context.Context, c *Call) (*Result, error)
+}
+
+// ToolFunc adapts a function to Tool.
+type ToolFunc func(ctx context.Context, c *Call) (*Result, error)
+
+func (f ToolFunc) Run(ctx context.Context, c *Call) (*Result, error) { return f(ctx, c) }
+
+// Group is a tool's capability class; edit and command tools mutate.
+type Group string
+
+const (
+	GroupRead    Group = "read"
+	GroupEdit    Group = "edit"
+	GroupCommand Group = "command"
+	GroupMCP     Group = "mcp"
+	GroupModes   Group = "modes"
+)
+
+// Spec describes a registered tool.
+type Spec struct {
+	Name  string
+	Group Group
+	Tool  Tool // nil for tools only external agents execute
+}
+
+// Mutating reports whether calls of this tool can change the workspace.
+func (s Spec) Mutating() bool { return s.Group == GroupEdit || s.Group == GroupCommand }
+
+// Registry routes tool names to tools, the way a mux routes paths.
+type Registry struct {
+	specs map[string]Spec
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{specs: map[string]Spec{}} }
+
+// Register adds a tool; registering a name twice panics, as a wiring bug.
+func (r *Registry) Register(s Spec) {
+	if _, dup := r.specs[s.Name]; dup {
+		panic("engine: tool registered twice: " + s.Name)
+	}
+	r.specs[s.Name] = s
+}
+
+// Lookup returns the tool registered under name.
+func (r *Registry) Lookup(name string) (Spec, bool) {
+	s, ok := r.specs[name]
+	return s, ok
+}
+
+// Names returns the registered tool names, sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, 0, len(r.specs))
+	for n := range r.specs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Engine runs calls through hooks.
+type Engine struct {
+	reg      *Registry
+	pre      []PreHook
+	post     []PostHook
+	observer []DenialObserver
+	// OnPostError is told of post-hook failures (after retries); nil discards
+	// nothing: Dispatch and Observe also return them.
+}
+
+// New returns an engine over reg with no hooks.
+func New(reg *Registry) *Engine { return &Engine{reg: reg} }
+
+// Registry returns the engine's registry.
+func (e *Engine) Registry() *Registry { return e.reg }
+
+// Use appends pre-hooks, run in order; the first refusal stops the chain.
+func (e *Engine) Use(h ...PreHook) { e.pre = append(e.pre, h...) }
+
+// After appends post-hooks, run in order; every post-hook runs.
+func (e *Engine) After(h ...PostHook) { e.post = append(e.post, h...) }
+
+// Observe appends observers of refusals.
+func (e *Engine) OnDenial(o ...DenialObserver) { e.observer = append(e.observer, o...) }
+
+// PostError reports post-hook failures after a call that did run. The call's
+// effect stands; what failed to be recorded is named here.
+type PostError struct {
+	Errs []error
+}
+
+func (e *PostError) Error() string {
+	return fmt.Sprintf("post-hook failed: %v", errors.Join(e.Errs...))
+}
+
+func (e *PostError) Unwrap() []error { return e.Errs }
+
+// Authorize runs the pre-hooks only. It returns nil or a *Denial.
+func (e *Engine) Authorize(ctx context.Context, c *Call) error {
+	for _, h := range e.pre {
+		err := safePre(ctx, h, c)
+		if err == nil {
+			continue
+		}
+		d, ok := AsDenial(err)
+		if !ok {
+			d = &Denial{Code: HookError, Tool: c.Tool,
+				Message: "a policy check failed, so the call is refused: " + err.Error(),
+				Hint:    "this is not about your request; report it to the workspace owner and retry later"}
+		}
+		if d.Tool == "" {
+			d.Tool = c.Tool
+		}
+		if d.Intent == "" {
+			d.Intent = c.Intent
+		}
+		e.deny(ctx, c, d)
+		return d
+	}
+	return nil
+}
+
+func (e *Engine) deny(ctx context.Context, c *Call, d *Denial) {
+	for _, o := range e.observer {
+		// A refusal stands whether or not it could be recorded.
+		_ = o.Denied(ctx, c, d)
+	}
+}
+
+// safePre turns a panicking hook into an error: a bug must deny, not crash
+// the process that holds other sessions' calls.
+func safePre(ctx context.Context, h PreHook, c *Call) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("hook panicked: %v", p)
+		}
+	}()
+	return h.Pre(ctx, c)
+}
+
+// Observe runs the post-hooks for a call whose tool ran elsewhere.
+func (e *Engine) Observe(ctx context.Context, c *Call, r *Result) error {
+	var errs []error
+	for _, h := range e.post {
+		if err := safePost(ctx, h, c, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return &PostError{Errs: errs}
+	}
+	return nil
+}
+
+func safePost(ctx context.Context, h PostHook, c *Call, r *Result) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("post-hook panicked: %v", p)
+		}
+	}()
+	return h.Post(ctx, c, r)
+}
+
+// Dispatch authorizes a call, runs its tool, and observes the result. A
+// refusal comes back as a *Denial error with a nil Result. A tool failure
+// comes back as a Result-less error. A post-hook failure comes back as a
+// *PostError together with the Result, because the call did happen.
+func (e *Engine) Dispatch(ctx context.Context, c *Call) (*Result, error) {
+	spec, known := e.reg.Lookup(c.Tool)
+	if err := e.Authorize(ctx, c); err != nil {
+		return nil, err
+	}
+	if !known || spec.Tool == nil {
+		d := &Denial{Code: InvalidArgument, Tool: c.Tool,
+			Message: fmt.Sprintf("unknown tool %q", c.Tool),
+			Hint:    "use one of: " + joinNames(e.reg.Names())}
+		e.deny(ctx, c, d)
+		return nil, d
+	}
+	r, err := spec.Tool.Run(ctx, c)
+	if err != nil {
+		if d, ok := AsDenial(err); ok {
+			if d.Tool == "" {
+				d.Tool = c.Tool
+			}
+			if d.Intent == "" {
+				d.Intent = c.Intent
+			}
+			e.deny(ctx, c, d)
+		}
+		return nil, err
+	}
+	if r == nil {
+		r = &Result{}
+	}
+	return r, e.Observe(ctx, c, r)
+}
+
+func joinNames(names []string) string {
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}

@@ -1,0 +1,91 @@
+// Package fsx holds the durable file primitives every layer needs: an exclusive
+// cross-process lock, atomic replace, and directory fsync. It is a leaf: it imports
+// nothing of ours and holds no policy, so orchestration, engine and tools may all use it.
+package fsx
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Lock is an exclusive advisory lock held on a lock file. It excludes other
+// processes and, because each Lock opens its own file description, other
+// goroutines of the same process too.
+type Lock struct {
+	f *os.File
+}
+
+// Acquire blocks until it holds the exclusive lock on path, creating the lock
+// file (and its directory) if needed. The lock file is never removed: removing
+// it would let two holders lock two different inodes.
+func Acquire(path string) (*Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release gives the lock up. Releasing a nil or released lock is a no-op.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := unlockFile(l.f)
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.f = nil
+	return err
+}
+
+// WriteFile atomically replaces path with data: it writes a temporary file in
+// the same directory, fsyncs it, renames it over path and fsyncs the directory,
+// so a reader sees either the old bytes or the new ones, and a crash leaves one
+// of the two.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := rename(name, path); err != nil {
+		return err
+	}
+	ok = true
+	return SyncDir(dir)
+}
+
+// SyncDir fsyncs a directory so that a rename or create inside it is durable.
+// It is a no-op where directories cannot be synced (Windows).
+func SyncDir(dir string) error {
+	return syncDir(dir)
+}

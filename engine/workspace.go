@@ -1,0 +1,515 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/intentgate/intentgate/engine/fsx"
+)
+
+// Limits past which a path is refused rather than handed to the kernel:
+// ENAMETOOLONG and friends must deny, never half-succeed.
+const (
+	maxPathLen    = 4096
+	maxNameLen    = 255
+	maxSymlinkHop = 40
+)
+
+// Workspace is the directory tree a session may touch. Every file operation
+// of the tools goes through it: paths are canonicalized, and files are opened
+// relative to directory handles that were verified component by component, so
+// a symlink swapped in after a check cannot redirect a write.
+type Workspace struct {
+	// Dir is the absolute workspace directory with symlinks resolved.
+	Dir string
+	// given is Dir as the caller spelled it (absolute), accepted as a prefix
+	// of absolute paths too.
+	given string
+	root  *os.Root
+	locks string
+}
+
+// OpenWorkspace opens dir as a workspace.
+func OpenWorkspace(dir string) (*Workspace, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("workspace %s is not a directory", dir)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	return &Workspace{Dir: real, given: abs, root: root,
+		locks: filepath.Join(real, ".orchestration", "locks")}, nil
+}
+
+// Close releases the workspace's directory handle.
+func (w *Workspace) Close() error { return w.root.Close() }
+
+// Abs returns the absolute OS path of canonical path rel, for messages and
+// for tools that must hand a path to another program (a command's cwd).
+func (w *Workspace) Abs(rel string) string {
+	if rel == "" || rel == "." {
+		return w.Dir
+	}
+	return filepath.Join(w.Dir, filepath.FromSlash(rel))
+}
+
+func escape(p, why string) error {
+	return &Denial{Code: PathEscape, Path: p, Message: why,
+		Hint: "use a workspace-relative path such as src/main.go that stays inside the workspace"}
+}
+
+func invalid(p, why string) error {
+	return &Denial{Code: InvalidArgument, Path: p, Message: why,
+		Hint: "send the path exactly as a workspace-relative path, e.g. src/main.go"}
+}
+
+// isInvisible reports code points that make two names look alike or reorder
+// how they are displayed: zero-width characters, bidi controls, the BOM.
+func isInvisible(r rune) bool {
+	switch {
+	case r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E,
+		r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x206F,
+		r == 0xFEFF, r == 0x00AD, r == 0x061C, r == 0x180E:
+		return true
+	}
+	return false
+}
+
+// checkSyntax refuses inputs whose meaning depends on which layer reads them.
+// Nothing is decoded or expanded: %2e, ~ and $HOME are literal names.
+func checkSyntax(p string) error {
+	switch {
+	case p == "":
+		return invalid(p, "the path is empty")
+	case len(p) > maxPathLen:
+		return invalid(p[:64]+"...", fmt.Sprintf("the path is longer than %d bytes", maxPathLen))
+	case !utf8.ValidString(p):
+		return invalid(p, "the path is not valid UTF-8")
+	case strings.TrimSpace(p) != p:
+		return invalid(p, "the path starts or ends with whitespace")
+	}
+	if n := len(p); n >= 2 && strings.ContainsRune("\"'`", rune(p[0])) && p[n-1] == p[0] {
+		return invalid(p, "the path is wrapped in quotes")
+	}
+	for _, r := range p {
+		switch {
+		case r == 0:
+			return invalid(p, "the path contains a NUL byte")
+		case unicode.IsControl(r):
+			return invalid(p, fmt.Sprintf("the path contains the control character %U", r))
+		case isInvisible(r):
+			return invalid(p, fmt.Sprintf("the path contains the invisible code point %U", r))
+		}
+	}
+	if strings.HasSuffix(p, "/") || strings.HasSuffix(p, string(filepath.Separator)) {
+		return invalid(p, "the path ends with a separator, so it names a directory, not a file")
+	}
+	return checkPlatformSyntax(p)
+}
+
+// Canonical turns an agent-supplied path into the canonical workspace-relative
+// slash path that policies match and tools operate on: joined to the root,
+// cleaned, every existing symlink resolved, and refused (PATH_ESCAPE) if it
+// leaves the workspace at any step. A ".." segment is refused outright:
+// whether "a/.." is "." depends on whether a is a symlink, and no glob should
+// ever see one. Any error while deciding refuses.
+func (w *Workspace) Canonical(p string) (string, error) {
+	if err := checkSyntax(p); err != nil {
+		return "", err
+	}
+	rel := filepath.ToSlash(p)
+	if filepath.IsAbs(p) || strings.HasPrefix(rel, "/") {
+		r, ok := w.stripRoot(p)
+		if !ok {
+			return "", escape(p, "the absolute path is outside the workspace "+w.Dir)
+		}
+		rel = r
+	}
+	var rest []string
+	for _, c := range strings.Split(rel, "/") {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			return "", escape(p, `the path contains a ".." segment`)
+		}
+		if len(c) > maxNameLen {
+			return "", invalid(p, fmt.Sprintf("a path component is longer than %d bytes", maxNameLen))
+		}
+		rest = append(rest, c)
+	}
+	if len(rest) == 0 {
+		return "", invalid(p, "the path names the workspace root, not a file")
+	}
+	return w.resolve(p, rest)
+}
+
+func (w *Workspace) stripRoot(p string) (string, bool) {
+	for _, dir := range []string{w.Dir, w.given} {
+		if p == dir {
+			return "", true
+		}
+		prefix := dir
+		if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+			prefix += string(filepath.Separator)
+		}
+		if strings.HasPrefix(p, prefix) {
+			return filepath.ToSlash(p[len(prefix):]), true
+		}
+	}
+	return "", false
+}
+
+// resolve walks rest component by component from the root, following
+// symlinks by hand so that each hop is checked against the root.
+func (w *Workspace) resolve(orig string, rest []string) (string, error) {
+	var done []string // resolved components: no symlinks, inside the root
+	hops := 0
+	exists := true
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			// Only symlink targets get here: done has no symlinks, so
+			// popping it is exact.
+			if len(done) == 0 {
+				return "", escape(orig, "a symlink on the path points outside the workspace")
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		next := strings.Join(append(done[:len(done):len(done)], c), "/")
+		if !exists {
+			done = append(done, c)
+			continue
+		}
+		fi, err := w.root.Lstat(filepath.FromSlash(next))
+		if errors.Is(err, fs.ErrNotExist) {
+			exists = false
+			done = append(done, c)
+			continue
+		}
+		if err != nil {
+			return "", lstatDenial(orig, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			hops++
+			if hops > maxSymlinkHop {
+				return "", escape(orig, "too many levels of symbolic links (a loop or a long chain)")
+			}
+			target, err := w.root.Readlink(filepath.FromSlash(next))
+			if err != nil {
+				return "", escape(orig, "cannot read the symlink "+next+": "+err.Error())
+			}
+			if filepath.IsAbs(target) || strings.HasPrefix(filepath.ToSlash(target), "/") {
+				r, ok := w.stripRoot(filepath.Clean(target))
+				if !ok {
+					return "", escape(orig, fmt.Sprintf("the symlink %s points outside the workspace (%s)", next, target))
+				}
+				done = done[:0]
+				target = r
+			}
+			rest = append(strings.Split(filepath.ToSlash(target), "/"), rest...)
+			continue
+		}
+		if len(rest) > 0 && !fi.IsDir() {
+			return "", invalid(orig, next+" is not a directory")
+		}
+		done = append(done, c)
+	}
+	if len(done) == 0 {
+		return "", invalid(orig, "the path resolves to the workspace root, not a file")
+	}
+	return strings.Join(done, "/"), nil
+}
+
+func lstatDenial(p string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return escape(p, "cannot check the path safely: "+err.Error())
+}
+
+// Stat describes canonical path rel without following a final symlink.
+// It returns fs.ErrNotExist for a missing file.
+func (w *Workspace) Stat(rel string) (fs.FileInfo, error) {
+	return w.root.Lstat(filepath.FromSlash(rel))
+}
+
+// openDir opens the directory dir (canonical, "" for the root) through handles
+// verified one component at a time: each component must be a real directory
+// (not a symlink), and the handle opened must be the directory that was
+// checked. With create, missing directories are made.
+func (w *Workspace) openDir(dir string, create bool) (*os.Root, error) {
+	cur, err := w.root.OpenRoot(".")
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		return cur, nil
+	}
+	for _, c := range strings.Split(dir, "/") {
+		fi, err := cur.Lstat(c)
+		if errors.Is(err, fs.ErrNotExist) && create {
+			if err = cur.Mkdir(c, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				cur.Close()
+				return nil, err
+			}
+			fi, err = cur.Lstat(c)
+		}
+		if err != nil {
+			cur.Close()
+			return nil, err
+		}
+		if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+			cur.Close()
+			return nil, escape(dir, c+" on the path is not a plain directory (a symlink or file was swapped in)")
+		}
+		next, err := cur.OpenRoot(c)
+		cur.Close()
+		if err != nil {
+			return nil, err
+		}
+		got, err := next.Stat(".")
+		if err != nil || !os.SameFile(fi, got) {
+			next.Close()
+			return nil, escape(dir, c+" changed while it was being opened")
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+func splitRel(rel string) (dir, name string) {
+	i := strings.LastIndexByte(rel, '/')
+	if i < 0 {
+		return "", rel
+	}
+	return rel[:i], rel[i+1:]
+}
+
+// checkRegular refuses anything but a plain file with a single link: special
+// files (a FIFO would hang a read, a device is not source code) and hard links
+// (the other name may be outside the workspace or the scope).
+func checkRegular(rel string, fi fs.FileInfo) error {
+	m := fi.Mode()
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return escape(rel, "the file is a symbolic link")
+	case m.IsDir():
+		return invalid(rel, "the path is a directory, not a file")
+	case !m.IsRegular():
+		return escape(rel, fmt.Sprintf("the file is a special file (%s), not a regular file", m.Type()))
+	}
+	if n := linkCount(fi); n > 1 {
+		return escape(rel, fmt.Sprintf("the file has %d hard links; another name for it may be outside the workspace or the scope", n))
+	}
+	return nil
+}
+
+// readIn reads name in dir, refusing anything but a regular single-link file.
+// The open does not follow symlinks and does not block on a FIFO swapped in
+// after the Lstat; the opened file must be the one that was checked.
+func readIn(dir *os.Root, rel, name string) ([]byte, fs.FileInfo, error) {
+	fi, err := dir.Lstat(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkRegular(rel, fi); err != nil {
+		return nil, nil, err
+	}
+	f, err := dir.OpenFile(name, os.O_RDONLY|openNoFollow, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	got, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !os.SameFile(fi, got) || !got.Mode().IsRegular() {
+		return nil, nil, escape(rel, "the file was replaced while it was being opened")
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, fi, nil
+}
+
+// ReadFile reads canonical path rel safely.
+func (w *Workspace) ReadFile(rel string) ([]byte, error) {
+	d, name := splitRel(rel)
+	dir, err := w.openDir(d, false)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	b, _, err := readIn(dir, rel, name)
+	return b, err
+}
+
+// Hash is the lowercase hex SHA-256 of b: the hash lock's unit.
+func Hash(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// LockFile takes the per-file lock for canonical path rel, shared by every
+// process governing this workspace.
+func (w *Workspace) LockFile(rel string) (*fsx.Lock, error) {
+	sum := sha256.Sum256([]byte(rel))
+	return fsx.Acquire(filepath.Join(w.locks, hex.EncodeToString(sum[:12])+".lock"))
+}
+
+// Edit replaces canonical path rel with what fn makes of its current content,
+// under the per-file lock. Right before the atomic rename it re-checks c's
+// precondition for rel (the hash lock): if the file no longer has the content
+// the session saw, nothing is written and a STALE_FILE denial is returned.
+// fn receives nil and false for a file that does not exist yet.
+func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed bool) ([]byte, error)) (FileChange, error) {
+	ch := FileChange{Path: rel}
+	lock, err := w.LockFile(rel)
+	if err != nil {
+		return ch, err
+	}
+	defer lock.Release()
+
+	d, name := splitRel(rel)
+	dir, err := w.openDir(d, true)
+	if err != nil {
+		return ch, err
+	}
+	defer dir.Close()
+
+	perm := fs.FileMode(0o644)
+	before, fi, err := readIn(dir, rel, name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return ch, err
+	default:
+		ch.Existed = true
+		ch.Before = before
+		perm = fi.Mode().Perm()
+	}
+	after, err := fn(before, ch.Existed)
+	if err != nil {
+		return ch, err
+	}
+	ch.After = after
+
+	tmp, err := writeTemp(dir, name, after, perm)
+	if err != nil {
+		return ch, err
+	}
+	// The hash lock's second look, as late as possible: the temp file is
+	// ready, only the rename remains.
+	if err := checkExpect(c, dir, rel, name); err != nil {
+		dir.Remove(tmp)
+		return ch, err
+	}
+	if err := dir.Rename(tmp, name); err != nil {
+		dir.Remove(tmp)
+		return ch, err
+	}
+	if err := syncRoot(dir); err != nil {
+		return ch, err
+	}
+	return ch, nil
+}
+
+func checkExpect(c *Call, dir *os.Root, rel, name string) error {
+	want, ok := c.Expect[rel]
+	if !ok {
+		return nil
+	}
+	cur, _, err := readIn(dir, rel, name)
+	actual := ""
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		actual = Hash(cur)
+	}
+	if actual == want {
+		return nil
+	}
+	d := &Denial{Code: StaleFile, Tool: c.Tool, Path: rel, Intent: c.Intent,
+		ExpectedSHA256: want, ActualSHA256: actual,
+		Message: rel + " changed since this session last read it",
+		Hint:    "read the file again with read_file, then redo your change on the current content"}
+	switch {
+	case want == "":
+		d.Message = rel + " was created by someone else since this session checked it"
+	case actual == "":
+		d.Message = rel + " was deleted since this session last read it"
+	}
+	return d
+}
+
+func writeTemp(dir *os.Root, name string, data []byte, perm fs.FileMode) (string, error) {
+	var rnd [6]byte
+	if _, err := readRandom(rnd[:]); err != nil {
+		return "", err
+	}
+	tmp := "." + name + ".intentgate-" + hex.EncodeToString(rnd[:])
+	if len(tmp) > maxNameLen {
+		tmp = ".intentgate-" + hex.EncodeToString(rnd[:])
+	}
+	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoFollow, perm)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		dir.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+func syncRoot(dir *os.Root) error {
+	f, err := dir.Open(".")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return syncDirFile(f)
+}

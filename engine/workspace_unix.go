@@ -1,0 +1,41 @@
+//go:build unix
+
+package engine
+
+import (
+	"crypto/rand"
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// O_NOFOLLOW refuses a symlink swapped in after the Lstat; O_NONBLOCK keeps
+// an open of a FIFO swapped in from hanging (the fstat check then refuses it).
+const openNoFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+
+func linkCount(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
+// A backslash is a legal byte in a Unix name, but the same input means a
+// separator on Windows: refuse it rather than let two layers disagree.
+func checkPlatformSyntax(p string) error {
+	if strings.ContainsRune(p, '\\') {
+		return invalid(p, `the path contains a backslash; use "/" as the separator`)
+	}
+	return nil
+}
+
+func syncDirFile(f *os.File) error {
+	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
+}
+
+func readRandom(b []byte) (int, error) { return rand.Read(b) }

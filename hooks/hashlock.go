@@ -1,0 +1,121 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/orchestration"
+)
+
+// HashLock is the stale-file policy. Its pre-hook refuses an edit of an
+// existing file the session never read (NOT_READ) or whose content changed
+// since (STALE_FILE), honours an explicit expected_sha256 argument, and leaves
+// the hash on the call so the tool re-checks it under the file lock. Its
+// post-hook records what the session has now seen: the files it read whole
+// and the content it wrote.
+type HashLock struct {
+	reg      *engine.Registry
+	sessions *orchestration.SessionStore
+}
+
+// NewHashLock returns the hash lock policy.
+func NewHashLock(reg *engine.Registry, sessions *orchestration.SessionStore) *HashLock {
+	return &HashLock{reg: reg, sessions: sessions}
+}
+
+func (h *HashLock) Pre(ctx context.Context, c *engine.Call) error {
+	spec, known := h.reg.Lookup(c.Tool)
+	if !known || spec.Group != engine.GroupEdit {
+		return nil
+	}
+	rel, ok, err := c.Target()
+	if err != nil || !ok {
+		return err
+	}
+	want, hasWant, err := c.String("expected_sha256")
+	if err != nil {
+		return err
+	}
+	want = strings.ToLower(strings.TrimPrefix(want, "sha256:"))
+
+	cur, err := c.WS.ReadFile(rel)
+	exists := true
+	if errors.Is(err, fs.ErrNotExist) {
+		exists, err = false, nil
+	}
+	if err != nil {
+		return err
+	}
+	actual := ""
+	if exists {
+		actual = engine.Hash(cur)
+	}
+	if hasWant && want != actual {
+		return stale(c, rel, want, actual, "does not have the content named by expected_sha256")
+	}
+	if !exists {
+		// A new file: it must still not exist when the tool writes it.
+		c.SetExpect(rel, "")
+		return nil
+	}
+	s, err := h.sessions.Load(c.Session)
+	if err != nil {
+		return err
+	}
+	seen, read := s.Reads[rel]
+	if !read && !hasWant {
+		return &engine.Denial{Code: engine.NotRead, Path: rel,
+			Message: fmt.Sprintf("%s exists and this session has not read it, so overwriting it could destroy work it has not seen", rel),
+			Hint:    "call read_file on it first (the whole file), then write"}
+	}
+	if read && seen != actual && !hasWant {
+		return stale(c, rel, seen, actual, "changed since this session last read it")
+	}
+	c.SetExpect(rel, actual)
+	return nil
+}
+
+func stale(c *engine.Call, rel, want, actual, why string) error {
+	return &engine.Denial{Code: engine.StaleFile, Path: rel, Intent: c.Intent,
+		ExpectedSHA256: want, ActualSHA256: actual,
+		Message: fmt.Sprintf("%s %s", rel, why),
+		Hint:    "read the file again with read_file, then redo your change on the current content"}
+}
+
+func (h *HashLock) Post(ctx context.Context, c *engine.Call, r *engine.Result) error {
+	if c.Session == "" || (len(r.Reads) == 0 && len(r.Changes) == 0) {
+		return nil
+	}
+	// Only an edit tool's own writes count as seen: after a command the
+	// agent has not seen what the command wrote.
+	spec, _ := h.reg.Lookup(c.Tool)
+	wrote := spec.Group == engine.GroupEdit
+	_, err := h.sessions.Update(c.Session, func(s *orchestration.Session) error {
+		if s.Reads == nil {
+			s.Reads = map[string]string{}
+		}
+		for _, rd := range r.Reads {
+			if rd.Whole {
+				s.Reads[rd.Path] = rd.SHA256
+			}
+		}
+		for _, ch := range r.Changes {
+			switch {
+			case !wrote:
+				delete(s.Reads, ch.Path)
+			case ch.Violation:
+				// Not the session's to claim: it must read the file first.
+			case ch.Deleted:
+				delete(s.Reads, ch.Path)
+			default:
+				s.Reads[ch.Path] = engine.Hash(ch.After)
+			}
+		}
+		return nil
+	})
+	return err
+}

@@ -1,0 +1,141 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/orchestration"
+)
+
+// TraceConfig is what the trace policy records into.
+type TraceConfig struct {
+	Ledger  *orchestration.Ledger
+	Git     *orchestration.Git
+	Version string // intentgate's version, for the records' tool field
+	// Then is told of every record after it is appended (the intent map).
+	Then []Recorder
+}
+
+// Recorder is told of each record appended to the ledger, with its line.
+type Recorder interface {
+	Recorded(rec *orchestration.Record, line []byte) error
+}
+
+// Trace is the recording policy: after a change it appends one ledger record
+// per changed file, with the changed line ranges and their content hashes,
+// and tells the recorders that follow it (the intent map); every refusal is recorded too, since
+// refusals are evidence.
+type Trace struct {
+	cfg TraceConfig
+}
+
+// NewTrace returns the trace policy.
+func NewTrace(cfg TraceConfig) *Trace { return &Trace{cfg: cfg} }
+
+func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) error {
+	if len(r.Changes) == 0 {
+		return nil
+	}
+	rev, err := t.cfg.Git.Head()
+	if err != nil {
+		rev = ""
+	}
+	for _, ch := range r.Changes {
+		ranges, deleted := orchestration.ComputeRanges(ch.Before, ch.After)
+		m := orchestration.Meta{
+			Intent: c.Intent, Session: c.Session, CallID: c.ID, Tool: c.Tool,
+			DeletedLines: deleted,
+		}
+		if ch.Existed {
+			m.BeforeSHA256 = engine.Hash(ch.Before)
+		}
+		path := ch.Path
+		switch {
+		case ch.Violation:
+			m.Decision = orchestration.DecisionViolation
+			m.Mutation = orchestration.MutationViolation
+		case ch.Deleted:
+			m.Mutation = orchestration.MutationDelete
+		case ch.Existed:
+			m.Mutation = orchestration.MutationModify
+		default:
+			m.Mutation = orchestration.MutationCreate
+		}
+		if !ch.Deleted {
+			m.AfterSHA256 = engine.Hash(ch.After)
+		} else {
+			ranges = nil
+		}
+		if ch.Violation || ch.Reason != "" {
+			m.Denial = reasonJSON(c, ch)
+		}
+		rec, err := orchestration.NewRecord(orchestration.RecordInput{
+			Revision: rev, ToolVersion: t.cfg.Version, Model: c.Agent.Model, AgentName: c.Agent.Name,
+			Path: path, Ranges: ranges, Meta: m,
+		})
+		if err != nil {
+			return fmt.Errorf("trace %s: %w", ch.Path, err)
+		}
+		if err := t.append(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reasonJSON explains, in the denial slot, why a change is a violation.
+func reasonJSON(c *engine.Call, ch engine.FileChange) []byte {
+	code := engine.ScopeViolation
+	if !ch.Violation {
+		return nil
+	}
+	d := &engine.Denial{Code: code, Tool: c.Tool, Path: ch.Path, Intent: c.Intent,
+		Message: ch.Path + " was changed by a command: " + ch.Reason}
+	return d.JSON()
+}
+
+// Denied records a refusal.
+func (t *Trace) Denied(ctx context.Context, c *engine.Call, d *engine.Denial) error {
+	rev, _ := t.cfg.Git.Head()
+	path := d.Path
+	if path == "" {
+		path, _, _ = c.Target()
+	}
+	rec, err := orchestration.NewRecord(orchestration.RecordInput{
+		Revision: rev, ToolVersion: t.cfg.Version, Model: c.Agent.Model, AgentName: c.Agent.Name,
+		Path: path,
+		Meta: orchestration.Meta{Intent: c.Intent, Session: c.Session, CallID: c.ID, Tool: c.Tool,
+			Decision: orchestration.DecisionDeny, Denial: d.JSON()},
+	})
+	if err != nil {
+		return err
+	}
+	return t.append(rec)
+}
+
+// append retries briefly: a full disk or a lock held by a crashed process may
+// clear, and a record must not be dropped silently. The last error is
+// returned so the front door reports it. Recorders run once the record is in.
+func (t *Trace) append(rec *orchestration.Record) error {
+	var line []byte
+	var err error
+	for i, wait := 0, 10*time.Millisecond; i < 3; i, wait = i+1, wait*4 {
+		if line, err = t.cfg.Ledger.AppendLine(rec); err == nil {
+			break
+		}
+		time.Sleep(wait)
+	}
+	if err != nil {
+		return fmt.Errorf("append to the ledger: %w", err)
+	}
+	var errs []error
+	for _, r := range t.cfg.Then {
+		if err := r.Recorded(rec, line); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,178 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/intentgate/intentgate/engine"
+)
+
+// CommandOptions bound execute_command.
+type CommandOptions struct {
+	Timeout   time.Duration // default 2 minutes
+	OutputCap int           // bytes of output kept; default 64 KiB
+}
+
+// ExecuteCommand is execute_command(command, cwd?). A command line cannot be
+// judged by parsing it (echo > f, sed -i, a Makefile...), so what it changed
+// is found by comparing the workspace before and after it runs; the changes
+// go into the result for the post-hooks to check against the scope and trace.
+func ExecuteCommand(opts CommandOptions) engine.Tool {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 2 * time.Minute
+	}
+	if opts.OutputCap <= 0 {
+		opts.OutputCap = 64 << 10
+	}
+	return engine.ToolFunc(func(ctx context.Context, c *engine.Call) (*engine.Result, error) {
+		command, err := c.Require("command")
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(command) == "" {
+			return nil, &engine.Denial{Code: engine.InvalidArgument, Parameter: "command", Message: "the command is empty"}
+		}
+		dir := c.WS.Dir
+		if cwd, ok, err := c.String("cwd"); err != nil {
+			return nil, err
+		} else if ok && cwd != "" && cwd != "." && cwd != c.WS.Dir {
+			rel, err := c.WS.Canonical(cwd)
+			if err != nil {
+				return nil, err
+			}
+			fi, err := c.WS.Stat(rel)
+			if err != nil || !fi.IsDir() {
+				return nil, &engine.Denial{Code: engine.InvalidArgument, Parameter: "cwd", Path: rel,
+					Message: rel + " is not a directory in the workspace"}
+			}
+			dir = c.WS.Abs(rel)
+		}
+		timeout := opts.Timeout
+		if s, ok, _ := c.String("timeout"); ok {
+			if secs, err := strconv.Atoi(s); err == nil && secs > 0 && time.Duration(secs)*time.Second < timeout {
+				timeout = time.Duration(secs) * time.Second
+			}
+		}
+
+		before, err := TakeSnapshot(c.WS.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot before the command: %w", err)
+		}
+		out, code, runErr := run(ctx, dir, command, timeout, opts.OutputCap)
+		after, err := TakeSnapshot(c.WS.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot after the command: %w", err)
+		}
+		r := &engine.Result{Data: map[string]any{"exit_code": code}}
+		for _, ch := range before.Diff(after) {
+			fc := engine.FileChange{Path: ch.Path, Before: ch.Before, After: ch.After,
+				Existed: ch.Existed, Deleted: ch.Deleted}
+			if !ch.Known {
+				fc.Reason = "old content unknown (file too large to snapshot)"
+			}
+			if ch.Link != "" {
+				fc.Reason = "now a symbolic link to " + ch.Link
+			}
+			r.Changes = append(r.Changes, fc)
+		}
+		var b strings.Builder
+		switch {
+		case errors.Is(runErr, context.DeadlineExceeded):
+			fmt.Fprintf(&b, "Command timed out after %s and was stopped.\n", timeout)
+		case runErr != nil:
+			fmt.Fprintf(&b, "Command could not run: %v\n", runErr)
+		default:
+			fmt.Fprintf(&b, "Command exited with code %d.\n", code)
+		}
+		if out != "" {
+			b.WriteString("Output:\n")
+			b.WriteString(out)
+			if !strings.HasSuffix(out, "\n") {
+				b.WriteByte('\n')
+			}
+		}
+		if len(r.Changes) > 0 {
+			b.WriteString("Files changed:\n")
+			for _, ch := range r.Changes {
+				verb := "modified"
+				switch {
+				case ch.Deleted:
+					verb = "deleted"
+				case !ch.Existed:
+					verb = "created"
+				}
+				fmt.Fprintf(&b, "  %s %s\n", verb, ch.Path)
+			}
+		}
+		r.Output = b.String()
+		return r, nil
+	})
+}
+
+// run runs command through the platform shell in dir, killing its whole
+// process group at the timeout. Output beyond limit keeps its head and tail.
+func run(ctx context.Context, dir, command string, timeout time.Duration, limit int) (string, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := shell(ctx, command)
+	cmd.Dir = dir
+	buf := &capBuffer{limit: limit}
+	cmd.Stdout, cmd.Stderr = buf, buf
+	cmd.WaitDelay = 2 * time.Second
+	err := cmd.Run()
+	code := -1
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	if ctx.Err() != nil {
+		return buf.String(), code, context.DeadlineExceeded
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		err = nil
+	}
+	return buf.String(), code, err
+}
+
+// capBuffer keeps the first and last limit/2 bytes of what is written.
+type capBuffer struct {
+	mu      sync.Mutex
+	limit   int
+	head    bytes.Buffer
+	tail    []byte
+	dropped int
+}
+
+func (b *capBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	half := b.limit / 2
+	if room := half - b.head.Len(); room > 0 {
+		k := min(room, len(p))
+		b.head.Write(p[:k])
+		p = p[k:]
+	}
+	b.tail = append(b.tail, p...)
+	if over := len(b.tail) - half; over > 0 {
+		b.dropped += over
+		b.tail = append(b.tail[:0], b.tail[over:]...)
+	}
+	return n, nil
+}
+
+func (b *capBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dropped == 0 {
+		return b.head.String() + string(b.tail)
+	}
+	return fmt.Sprintf("%s\n[... %d bytes of output omitted ...]\n%s", b.head.String(), b.dropped, b.tail)
+}

@@ -1,0 +1,151 @@
+// Package tools holds the tools an agent calls, with Roo Code's names,
+// parameters and output shapes. Tools hold no policy: by the time one runs,
+// the engine's pre-hooks have allowed the call, and every file it touches is
+// reached through the engine's Workspace.
+package tools
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/intentgate/intentgate/engine"
+)
+
+// maxReadBytes bounds what read_file loads: a model cannot use more, and a
+// multi-gigabyte file must not take the process down.
+const maxReadBytes = 16 << 20
+
+// ReadFile is read_file(path, start_line?, end_line?): the file's lines as
+// "N | text". A read of the whole file is the hash lock's baseline.
+func ReadFile() engine.Tool {
+	return engine.ToolFunc(func(ctx context.Context, c *engine.Call) (*engine.Result, error) {
+		rel, ok, err := c.Target()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			_, err := c.Require("path")
+			return nil, err
+		}
+		start, err := intArg(c, "start_line", 1)
+		if err != nil {
+			return nil, err
+		}
+		end, err := intArg(c, "end_line", 0)
+		if err != nil {
+			return nil, err
+		}
+		if start < 1 || (end != 0 && end < start) {
+			return nil, &engine.Denial{Code: engine.InvalidArgument, Path: rel, Parameter: "start_line",
+				Message: fmt.Sprintf("line range %d-%d is not valid", start, end),
+				Hint:    "line numbers start at 1 and end_line must not be before start_line"}
+		}
+		fi, err := c.WS.Stat(rel)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", rel, unwrapPath(err))
+		}
+		if fi.Size() > maxReadBytes {
+			return nil, fmt.Errorf("read %s: the file is %d bytes, more than the %d read_file handles", rel, fi.Size(), maxReadBytes)
+		}
+		b, err := c.WS.ReadFile(rel)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", rel, unwrapPath(err))
+		}
+		lines := SplitLines(b)
+		whole := start == 1 && (end == 0 || end >= len(lines))
+		var out strings.Builder
+		switch {
+		case isBinary(b):
+			fmt.Fprintf(&out, "%s is a binary file (%d bytes); its content is not shown", rel, len(b))
+		case len(lines) == 0:
+			fmt.Fprintf(&out, "%s is empty", rel)
+		default:
+			last := len(lines)
+			if end != 0 && end < last {
+				last = end
+			}
+			if start > len(lines) {
+				return nil, &engine.Denial{Code: engine.InvalidArgument, Path: rel, Parameter: "start_line",
+					Message: fmt.Sprintf("start_line %d is past the end of %s (%d lines)", start, rel, len(lines)),
+					Hint:    "read the file without a range to see how long it is"}
+			}
+			width := len(strconv.Itoa(last))
+			for i := start; i <= last; i++ {
+				fmt.Fprintf(&out, "%*d | %s\n", width, i, strings.TrimSuffix(lines[i-1], "\r"))
+			}
+		}
+		return &engine.Result{
+			Output: out.String(),
+			Reads:  []engine.FileRead{{Path: rel, SHA256: engine.Hash(b), Whole: whole}},
+		}, nil
+	})
+}
+
+// WriteFile is write_to_file(path, content): it creates or replaces a file.
+func WriteFile() engine.Tool {
+	return engine.ToolFunc(func(ctx context.Context, c *engine.Call) (*engine.Result, error) {
+		rel, ok, err := c.Target()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			_, err := c.Require("path")
+			return nil, err
+		}
+		content, err := c.Require("content")
+		if err != nil {
+			return nil, err
+		}
+		ch, err := c.WS.Edit(c, rel, func([]byte, bool) ([]byte, error) {
+			return []byte(content), nil
+		})
+		if err != nil {
+			if _, denied := engine.AsDenial(err); denied {
+				return nil, err
+			}
+			return nil, fmt.Errorf("write %s: %w", rel, unwrapPath(err))
+		}
+		verb := "created"
+		if ch.Existed {
+			verb = "saved to"
+		}
+		return &engine.Result{
+			Output:  fmt.Sprintf("The content was successfully %s %s.", verb, rel),
+			Changes: []engine.FileChange{ch},
+		}, nil
+	})
+}
+
+func intArg(c *engine.Call, name string, def int) (int, error) {
+	s, ok, err := c.String(name)
+	if err != nil || !ok || s == "" {
+		return def, err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, &engine.Denial{Code: engine.InvalidArgument, Parameter: name,
+			Message: fmt.Sprintf("parameter %q must be a whole number, got %q", name, s)}
+	}
+	return n, nil
+}
+
+// SplitLines splits b into lines without their "\n"; a final line without a
+// newline is still a line, and an empty input has none.
+func SplitLines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := string(b)
+	s = strings.TrimSuffix(s, "\n")
+	return strings.Split(s, "\n")
+}
+
+func isBinary(b []byte) bool {
+	if len(b) > 8000 {
+		b = b[:8000]
+	}
+	return bytes.IndexByte(b, 0) >= 0
+}
