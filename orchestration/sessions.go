@@ -1,0 +1,235 @@
+package orchestration
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/intentgate/intentgate/engine/fsx"
+)
+
+// Session is the state of one agent session. It lives on disk because an
+// external agent runs a fresh hook process for every event.
+type Session struct {
+	ID     string `json:"id"`
+	Intent string `json:"intent,omitempty"`
+	Mode   string `json:"mode,omitempty"`
+	// Reads maps a canonical workspace-relative path to the lowercase hex
+	// SHA-256 of the bytes this session last read or wrote there.
+	Reads map[string]string `json:"reads,omitempty"`
+	// Snapshots holds workspace snapshots taken before a command ran, keyed
+	// by call id, until the command's post event consumes them.
+	Snapshots map[string]json.RawMessage `json:"snapshots,omitempty"`
+	Todos     json.RawMessage            `json:"todos,omitempty"`
+	Created   time.Time                  `json:"created"`
+	Updated   time.Time                  `json:"updated"`
+}
+
+// SessionStore keeps sessions as one JSON file each in a directory.
+type SessionStore struct {
+	dir string
+}
+
+// OpenSessions returns the store for dir (usually .orchestration/sessions).
+// The directory is created on the first update.
+func OpenSessions(dir string) *SessionStore {
+	return &SessionStore{dir: dir}
+}
+
+// sessionsBase derives a file name from a session id. Ids come from agents
+// and are untrusted, so the name is a sanitized readable prefix plus a hash
+// of the whole id: nothing in an id can name another directory, a device or
+// a hidden file, and ids differing only in case or in stripped characters
+// still get distinct files.
+func sessionsBase(id string) string {
+	const maxPrefix = 40
+	var b strings.Builder
+	for i := 0; i < len(id) && b.Len() < maxPrefix; i++ {
+		c := id[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	sum := sha256.Sum256([]byte(id))
+	return b.String() + "-" + hex.EncodeToString(sum[:16])
+}
+
+func sessionsCheckID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("empty session id")
+	case !utf8.ValidString(id):
+		// JSON would replace the invalid bytes, and the stored id would no
+		// longer match the one asked for.
+		return fmt.Errorf("session id %q is not valid UTF-8", id)
+	}
+	return nil
+}
+
+func (s *SessionStore) path(id string) string {
+	return filepath.Join(s.dir, sessionsBase(id)+".json")
+}
+
+// Load returns the session with the given id, or a fresh empty session if
+// none has been stored. A session file that cannot be decoded is an error,
+// never a silent reset: it holds the hashes that guard against stale writes.
+func (s *SessionStore) Load(id string) (*Session, error) {
+	if err := sessionsCheckID(id); err != nil {
+		return nil, err
+	}
+	return s.load(id)
+}
+
+func (s *SessionStore) load(id string) (*Session, error) {
+	p := s.path(id)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return sessionsInit(&Session{ID: id}), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session: %w", err)
+	}
+	sess, err := sessionsDecode(p, data)
+	if err != nil {
+		return nil, err
+	}
+	if sess.ID != id {
+		return nil, fmt.Errorf("session file %s holds session %q, not %q", p, sess.ID, id)
+	}
+	return sess, nil
+}
+
+func sessionsDecode(path string, data []byte) (*Session, error) {
+	var sess Session
+	if err := json.Unmarshal(data, &sess); err != nil {
+		return nil, fmt.Errorf("session file %s is corrupt: %w", path, err)
+	}
+	if sess.ID == "" {
+		return nil, fmt.Errorf("session file %s is corrupt: no session id", path)
+	}
+	return sessionsInit(&sess), nil
+}
+
+// sessionsInit makes the maps non-nil so callers can assign into them.
+func sessionsInit(sess *Session) *Session {
+	if sess.Reads == nil {
+		sess.Reads = make(map[string]string)
+	}
+	if sess.Snapshots == nil {
+		sess.Snapshots = make(map[string]json.RawMessage)
+	}
+	return sess
+}
+
+// Update reads the session, lets fn change it and writes it back, holding the
+// session's lock throughout so that concurrent updates, from goroutines or
+// processes, never lose each other's changes. If fn returns an error nothing
+// is written and that error is returned. fn cannot change the session's id.
+func (s *SessionStore) Update(id string, fn func(*Session) error) (*Session, error) {
+	if err := sessionsCheckID(id); err != nil {
+		return nil, err
+	}
+	if err := s.mkdir(); err != nil {
+		return nil, err
+	}
+	lock, err := fsx.Acquire(filepath.Join(s.dir, sessionsBase(id)+".lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+
+	sess, err := s.load(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(sess); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	sess.ID = id
+	if sess.Created.IsZero() {
+		sess.Created = now
+	}
+	sess.Updated = now
+	data, err := json.Marshal(sess)
+	if err != nil {
+		return nil, fmt.Errorf("save session %q: %w", id, err)
+	}
+	if err := fsx.WriteFile(s.path(id), append(data, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("save session %q: %w", id, err)
+	}
+	return sessionsInit(sess), nil
+}
+
+// mkdir creates the sessions directory with a .gitignore of its own, since
+// session state is per machine and must not be committed.
+func (s *SessionStore) mkdir() error {
+	if _, err := os.Stat(s.dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("create sessions directory: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create sessions directory: %w", err)
+	}
+	_, err = f.WriteString("*\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// List returns every stored session, sorted by id. Files that cannot be read
+// or decoded are named in the returned error; the sessions that could be read
+// are returned alongside it.
+func (s *SessionStore) List() ([]*Session, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []*Session
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		p := filepath.Join(s.dir, name)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list sessions: %w", err))
+			continue
+		}
+		sess, err := sessionsDecode(p, data)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if sessionsBase(sess.ID)+".json" != name {
+			errs = append(errs, fmt.Errorf("session file %s holds session %q, which belongs in another file", p, sess.ID))
+			continue
+		}
+		out = append(out, sess)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, errors.Join(errs...)
+}

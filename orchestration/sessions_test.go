@@ -1,0 +1,320 @@
+package orchestration
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestSessionsLoadMissing(t *testing.T) {
+	s := OpenSessions(filepath.Join(t.TempDir(), "sessions"))
+	sess, err := s.Load("abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.ID != "abc" || sess.Intent != "" || sess.Reads == nil || sess.Snapshots == nil || !sess.Created.IsZero() {
+		t.Errorf("Load(missing) = %+v, want a fresh session with empty maps", sess)
+	}
+}
+
+func TestSessionsUpdate(t *testing.T) {
+	s := OpenSessions(filepath.Join(t.TempDir(), "sessions"))
+	first, err := s.Update("sess-1", func(sess *Session) error {
+		sess.Intent = "INT-001"
+		sess.Mode = "code"
+		sess.Reads["src/a.go"] = strings.Repeat("ab", 32)
+		sess.Snapshots["call-1"] = json.RawMessage(`{"files":3}`)
+		sess.Todos = json.RawMessage(`[{"content":"x","status":"pending"}]`)
+		sess.ID = "hijack" // ignored: a session keeps its id
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.ID != "sess-1" || first.Created.IsZero() || !first.Updated.Equal(first.Created) {
+		t.Errorf("Update result = %+v", first)
+	}
+	time.Sleep(2 * time.Millisecond)
+	second, err := s.Update("sess-1", func(sess *Session) error {
+		delete(sess.Snapshots, "call-1")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !second.Created.Equal(first.Created) || !second.Updated.After(first.Updated) {
+		t.Errorf("Created/Updated = %v/%v after %v/%v", second.Created, second.Updated, first.Created, first.Updated)
+	}
+	got, err := s.Load("sess-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Intent != "INT-001" || got.Mode != "code" || got.Reads["src/a.go"] != strings.Repeat("ab", 32) ||
+		len(got.Snapshots) != 0 || string(got.Todos) != `[{"content":"x","status":"pending"}]` ||
+		!got.Created.Equal(first.Created) {
+		t.Errorf("Load after Update = %+v", got)
+	}
+	if _, err := s.Load("hijack"); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(s.dir, ".gitignore")); err != nil || string(data) != "*\n" {
+		t.Errorf("sessions .gitignore = %q, %v", data, err)
+	}
+}
+
+func TestSessionsUpdateError(t *testing.T) {
+	s := OpenSessions(filepath.Join(t.TempDir(), "sessions"))
+	boom := errors.New("boom")
+	if _, err := s.Update("new", func(sess *Session) error {
+		sess.Intent = "INT-1"
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Errorf("Update = %v, want boom", err)
+	}
+	if _, err := os.Stat(s.path("new")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed Update of a new session wrote a file: %v", err)
+	}
+
+	if _, err := s.Update("old", func(sess *Session) error { sess.Intent = "INT-1"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(s.path("old"))
+	if _, err := s.Update("old", func(sess *Session) error { sess.Intent = "INT-2"; return boom }); !errors.Is(err, boom) {
+		t.Errorf("Update = %v, want boom", err)
+	}
+	if after, _ := os.ReadFile(s.path("old")); string(after) != string(before) {
+		t.Errorf("a failed Update changed the session:\n%s\nwas\n%s", after, before)
+	}
+}
+
+func TestSessionsHostileIDs(t *testing.T) {
+	ids := []string{
+		"../../x", "..", ".", "a/b", "/etc/passwd", `a\b`, `C:\x`, "a\x00b", ".hidden",
+		strings.Repeat("x", 10000), strings.Repeat("../", 1000), "CON", "nul", "ünïcödé", "ABC", "abc",
+		"a b\tc\n", "*?<>|\"",
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "sessions")
+	s := OpenSessions(dir)
+	for i, id := range ids {
+		name := fmt.Sprintf("%d-%.20q", i, id)
+		t.Run(name, func(t *testing.T) {
+			if _, err := s.Update(id, func(sess *Session) error { sess.Mode = strconv.Itoa(i); return nil }); err != nil {
+				t.Fatalf("Update: %v", err)
+			}
+			sess, err := s.Load(id)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if sess.ID != id || sess.Mode != strconv.Itoa(i) {
+				t.Errorf("Load(%q) = id %q mode %q, want mode %d", id, sess.ID, sess.Mode, i)
+			}
+		})
+	}
+	// Nothing escaped the directory, and every name in it is a safe one.
+	if entries, err := os.ReadDir(root); err != nil || len(entries) != 1 || entries[0].Name() != "sessions" {
+		t.Errorf("files next to the sessions directory: %v, %v", entries, err)
+	}
+	safe := regexp.MustCompile(`^[A-Za-z0-9_-]{0,40}-[0-9a-f]{32}\.(json|lock)$`)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != ".gitignore" && !safe.MatchString(e.Name()) {
+			t.Errorf("unsafe session file name %q", e.Name())
+		}
+	}
+	if want := 2*len(ids) + 1; len(entries) != want {
+		t.Errorf("%d files in the sessions directory, want %d (distinct ids must get distinct files)", len(entries), want)
+	}
+	list, err := s.List()
+	if err != nil || len(list) != len(ids) {
+		t.Errorf("List() = %d sessions, %v; want %d", len(list), err, len(ids))
+	}
+
+	for _, bad := range []string{"", "\xff\xfe"} {
+		if _, err := s.Load(bad); err == nil {
+			t.Errorf("Load(%q): want error", bad)
+		}
+		if _, err := s.Update(bad, func(*Session) error { return nil }); err == nil {
+			t.Errorf("Update(%q): want error", bad)
+		}
+	}
+}
+
+func TestSessionsCorrupt(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+	}{
+		{"garbage", "not json"},
+		{"truncated", `{"id":"s","reads":{"a":`},
+		{"trailing data", `{"id":"s"} {"id":"s"}`},
+		{"wrong type", `{"id":"s","reads":[1,2]}`},
+		{"no id", `{"intent":"INT-1"}`},
+		{"another session's file", `{"id":"t"}`},
+		{"empty", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := OpenSessions(t.TempDir())
+			p := s.path("s")
+			if err := os.WriteFile(p, []byte(tt.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Load("s"); err == nil || !strings.Contains(err.Error(), p) {
+				t.Errorf("Load = %v, want an error naming %s", err, p)
+			}
+			if _, err := s.Update("s", func(*Session) error { return nil }); err == nil || !strings.Contains(err.Error(), p) {
+				t.Errorf("Update = %v, want an error naming %s", err, p)
+			}
+			if data, _ := os.ReadFile(p); string(data) != tt.data {
+				t.Errorf("corrupt session file was rewritten: %q", data)
+			}
+			if _, err := s.List(); err == nil || !strings.Contains(err.Error(), p) {
+				t.Errorf("List = %v, want an error naming %s", err, p)
+			}
+		})
+	}
+}
+
+func TestSessionsList(t *testing.T) {
+	s := OpenSessions(filepath.Join(t.TempDir(), "sessions"))
+	if list, err := s.List(); err != nil || len(list) != 0 {
+		t.Errorf("List() on a missing directory = %v, %v", list, err)
+	}
+	for _, id := range []string{"b", "a", "c"} {
+		if _, err := s.Update(id, func(*Session) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A leftover temporary file from a crashed write is not a session.
+	if err := os.WriteFile(filepath.Join(s.dir, ".x.json.tmp-1"), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, sess := range list {
+		ids = append(ids, sess.ID)
+	}
+	if strings.Join(ids, ",") != "a,b,c" {
+		t.Errorf("List() ids = %v, want a,b,c", ids)
+	}
+}
+
+// sessionsIncrement adds one to a counter kept in Todos.
+func sessionsIncrement(sess *Session) error {
+	var n int
+	if len(sess.Todos) > 0 {
+		if err := json.Unmarshal(sess.Todos, &n); err != nil {
+			return err
+		}
+	}
+	sess.Todos = json.RawMessage(strconv.Itoa(n + 1))
+	return nil
+}
+
+func sessionsCounter(t *testing.T, s *SessionStore, id string) int {
+	t.Helper()
+	sess, err := s.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(string(sess.Todos))
+	if err != nil {
+		t.Fatalf("counter %q: %v", sess.Todos, err)
+	}
+	return n
+}
+
+func TestSessionsConcurrentGoroutines(t *testing.T) {
+	s := OpenSessions(filepath.Join(t.TempDir(), "sessions"))
+	const workers, each = 16, 25
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if _, err := s.Update("shared", sessionsIncrement); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := sessionsCounter(t, s, "shared"); got != workers*each {
+		t.Errorf("counter = %d, want %d", got, workers*each)
+	}
+}
+
+const (
+	sessionsHelperDir = "INTENTGATE_TEST_SESSIONS_DIR"
+	sessionsHelperN   = "INTENTGATE_TEST_SESSIONS_N"
+)
+
+// TestSessionsHelperProcess is not a test: TestSessionsConcurrentProcesses
+// runs the test binary again with it selected, as a competing process.
+func TestSessionsHelperProcess(t *testing.T) {
+	dir := os.Getenv(sessionsHelperDir)
+	if dir == "" {
+		return
+	}
+	n, err := strconv.Atoi(os.Getenv(sessionsHelperN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := OpenSessions(dir)
+	for range n {
+		if _, err := s.Update("shared", sessionsIncrement); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestSessionsConcurrentProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	s := OpenSessions(filepath.Join(t.TempDir(), "sessions"))
+	const procs, each, local = 4, 40, 40
+	cmds := make([]*exec.Cmd, procs)
+	outs := make([]strings.Builder, procs)
+	for i := range cmds {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSessionsHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), sessionsHelperDir+"="+s.dir, sessionsHelperN+"="+strconv.Itoa(each))
+		cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[i] = cmd
+	}
+	// This process competes too.
+	for range local {
+		if _, err := s.Update("shared", sessionsIncrement); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("helper %d: %v\n%s", i, err, outs[i].String())
+		}
+	}
+	if got, want := sessionsCounter(t, s, "shared"), procs*each+local; got != want {
+		t.Errorf("counter = %d, want %d", got, want)
+	}
+}
