@@ -1,0 +1,545 @@
+package orchestration
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/intentgate/intentgate/engine/fsx"
+)
+
+// LedgerName is the ledger's file name in .orchestration/.
+const LedgerName = "agent_trace.jsonl"
+
+// ErrTornTail marks a last line without its newline: a write cut short by a
+// crash, or one still in progress when the file was read.
+var ErrTornTail = errors.New("ledger: torn last line")
+
+var errLedgerClosed = errors.New("ledger: closed")
+
+// Ledger appends records to an append-only JSON Lines file that many processes
+// may share. Every append holds an exclusive lock on the file path+".lock",
+// links the record to the line before it (Meta.Prev), writes the whole line
+// with one write on a file opened O_APPEND, and fsyncs before the lock is let
+// go. A Ledger is safe for concurrent use.
+type Ledger struct {
+	// Shape is the shape records are written in; set it before the first
+	// Append. Verification and the intent map read both shapes.
+	Shape RecordShape
+
+	path string
+	mu   sync.Mutex
+	f    *os.File
+}
+
+// OpenLedger opens the ledger at path, creating it and its directory if
+// needed. If the file does not end with a newline (a crash in the middle of a
+// write), the bytes after the last newline are appended to path+".broken",
+// one fragment per line, and the ledger is truncated to its last complete
+// line, under the appenders' lock. A bad line anywhere else is left alone:
+// VerifyChain reports it.
+func OpenLedger(path string) (*Ledger, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	lock, err := fsx.Acquire(path + ".lock")
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	defer lock.Release()
+	f, err := ledgerOpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := ledgerRepair(path, f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Ledger{path: path, f: f}, nil
+}
+
+// Path is the ledger file's path.
+func (l *Ledger) Path() string { return l.path }
+
+// Append links rec to the current last line (setting rec.Meta.Prev, and
+// rec.Meta if it is nil), and appends it durably as one line.
+func (l *Ledger) Append(rec *Record) error {
+	_, err := l.AppendLine(rec)
+	return err
+}
+
+// AppendLine is Append, returning the bytes of the line written (without its
+// newline), which UpdateIntentMap takes.
+func (l *Ledger) AppendLine(rec *Record) ([]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil, errLedgerClosed
+	}
+	lock, err := fsx.Acquire(l.path + ".lock")
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	defer lock.Release()
+	if err := l.reopenIfReplaced(); err != nil {
+		return nil, err
+	}
+	last, ok, err := ledgerRepair(l.path, l.f)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Meta == nil {
+		rec.Meta = &Meta{}
+	}
+	rec.Meta.Prev = ""
+	if ok {
+		rec.Meta.Prev = ledgerLineHash(last)
+	}
+	line, err := MarshalShape(rec, l.Shape)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.IndexByte(line, '\n') >= 0 { // compact JSON never has one
+		return nil, errors.New("ledger: record marshals to more than one line")
+	}
+	buf := make([]byte, len(line)+1)
+	copy(buf, line)
+	buf[len(line)] = '\n'
+	if _, err := l.f.Write(buf); err != nil {
+		return nil, fmt.Errorf("ledger: append: %w", err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return nil, fmt.Errorf("ledger: append: %w", err)
+	}
+	return line, nil
+}
+
+// Close closes the ledger file. Appends after Close fail.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// reopenIfReplaced follows the path when the file was replaced or removed
+// since it was opened (a git checkout, a merge), so that records never go to
+// an orphaned inode.
+func (l *Ledger) reopenIfReplaced() error {
+	fi, ferr := l.f.Stat()
+	pi, perr := os.Stat(l.path)
+	if ferr == nil && perr == nil && os.SameFile(fi, pi) {
+		return nil
+	}
+	if perr != nil && !errors.Is(perr, fs.ErrNotExist) {
+		return fmt.Errorf("ledger: %w", perr)
+	}
+	f, err := ledgerOpenFile(l.path)
+	if err != nil {
+		return err
+	}
+	l.f.Close()
+	l.f = f
+	return nil
+}
+
+func ledgerOpenFile(path string) (*os.File, error) {
+	_, statErr := os.Lstat(path)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		if err := fsx.SyncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("ledger: %w", err)
+		}
+	}
+	return f, nil
+}
+
+// ledgerRepair moves a torn tail of the ledger f (open on path) to
+// path+".broken" and truncates it away; the caller holds the lock. It returns
+// the last complete line, if there is one.
+func ledgerRepair(path string, f *os.File) (last []byte, ok bool, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, fmt.Errorf("ledger: %w", err)
+	}
+	last, ok, complete, torn, err := ledgerTail(f, fi.Size())
+	if err != nil {
+		return nil, false, err
+	}
+	if len(torn) == 0 {
+		return last, ok, nil
+	}
+	if err := ledgerSaveBroken(path+".broken", torn); err != nil {
+		return nil, false, err
+	}
+	// Truncate through a handle of its own: on Windows an O_APPEND handle
+	// may not set the end of file.
+	w, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("ledger: repair: %w", err)
+	}
+	defer w.Close()
+	if err := w.Truncate(complete); err != nil {
+		return nil, false, fmt.Errorf("ledger: repair: %w", err)
+	}
+	if err := w.Sync(); err != nil {
+		return nil, false, fmt.Errorf("ledger: repair: %w", err)
+	}
+	return last, ok, nil
+}
+
+func ledgerSaveBroken(path string, torn []byte) error {
+	_, statErr := os.Lstat(path)
+	b, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("ledger: repair: %w", err)
+	}
+	frag := make([]byte, len(torn)+1)
+	copy(frag, torn)
+	frag[len(torn)] = '\n'
+	_, err = b.Write(frag)
+	if err == nil {
+		err = b.Sync()
+	}
+	if cerr := b.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && errors.Is(statErr, fs.ErrNotExist) {
+		err = fsx.SyncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		return fmt.Errorf("ledger: repair: %w", err)
+	}
+	return nil
+}
+
+// ledgerTail reads r backwards from end, never further than needed, and
+// returns the last complete line before end (without its newline and a
+// carriage return before it) and whether there is one, the offset where
+// complete lines end, and the bytes after it (a torn tail).
+func ledgerTail(r io.ReaderAt, end int64) (last []byte, ok bool, complete int64, torn []byte, err error) {
+	var buf []byte
+	start, chunk := end, int64(8<<10)
+	for start > 0 {
+		n := min(chunk, start)
+		start -= n
+		b := make([]byte, n, n+int64(len(buf)))
+		if _, err := r.ReadAt(b, start); err != nil {
+			return nil, false, 0, nil, fmt.Errorf("ledger: read tail: %w", err)
+		}
+		buf = append(b, buf...)
+		nl := bytes.LastIndexByte(buf, '\n')
+		if nl < 0 {
+			if chunk < 1<<20 {
+				chunk *= 2
+			}
+			continue
+		}
+		prev := bytes.LastIndexByte(buf[:nl], '\n')
+		if prev < 0 && start > 0 {
+			if chunk < 1<<20 {
+				chunk *= 2
+			}
+			continue
+		}
+		return ledgerTrimCR(buf[prev+1 : nl]), true, start + int64(nl) + 1, buf[nl+1:], nil
+	}
+	return nil, false, 0, buf, nil
+}
+
+func ledgerTrimCR(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		return b[:n-1]
+	}
+	return b
+}
+
+// ledgerLineHash is the chain link naming a line: "sha256:" and the hex
+// SHA-256 of its bytes without the newline.
+func ledgerLineHash(line []byte) string {
+	sum := sha256.Sum256(line)
+	return HashPrefix + hex.EncodeToString(sum[:])
+}
+
+func ledgerParseLink(p string) (sum [32]byte, ok bool) {
+	h, found := strings.CutPrefix(p, HashPrefix)
+	if !found || len(h) != 64 {
+		return sum, false
+	}
+	if _, err := hex.Decode(sum[:], []byte(h)); err != nil {
+		return sum, false
+	}
+	return sum, true
+}
+
+// ledgerLines reads r line by line, lines of any length, calling fn with each
+// line (without "\n" or "\r\n"; the slice is reused after fn returns), the
+// number of bytes it took in r, and whether it ended with a newline (only the
+// last one may not).
+func ledgerLines(r io.Reader, fn func(raw []byte, size int, complete bool) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, chunk...)
+			continue
+		}
+		line := chunk
+		if long != nil {
+			long = append(long, chunk...)
+			line = long
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("ledger: read: %w", err)
+		}
+		if len(line) > 0 {
+			size := len(line)
+			complete := line[len(line)-1] == '\n'
+			if complete {
+				line = ledgerTrimCR(line[:len(line)-1])
+			}
+			if ferr := fn(line, size, complete); ferr != nil {
+				return ferr
+			}
+		}
+		if err != nil {
+			return nil
+		}
+		long = nil
+	}
+}
+
+// ScanLedger streams the ledger at path, calling fn for every line with its
+// 1-based number, its bytes (without the newline; only valid until fn
+// returns) and the record or the error parsing it. A last line without its
+// newline is passed with rec nil and an error wrapping ErrTornTail. The first
+// error fn returns stops the scan and is returned.
+func ScanLedger(path string, fn func(lineNo int, raw []byte, rec *Record, err error) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	defer f.Close()
+	n := 0
+	return ledgerLines(f, func(raw []byte, _ int, complete bool) error {
+		n++
+		if !complete {
+			return fn(n, raw, nil, fmt.Errorf("line %d: %w", n, ErrTornTail))
+		}
+		rec, err := ReadLedgerLine(raw)
+		return fn(n, raw, rec, err)
+	})
+}
+
+// ReadLedgerLine parses one ledger line, with or without its newline.
+func ReadLedgerLine(raw []byte) (*Record, error) {
+	raw = bytes.TrimSuffix(raw, []byte{'\n'})
+	raw = ledgerTrimCR(raw)
+	if bytes.IndexByte(raw, '\n') >= 0 {
+		return nil, errors.New("ledger: more than one line")
+	}
+	return ParseRecord(raw)
+}
+
+// ChainFault says what is wrong with a ledger line.
+type ChainFault string
+
+const (
+	// ChainUnparsable: the line is not a record (edited, or damaged).
+	ChainUnparsable ChainFault = "unparsable"
+	// ChainUnlinked: the record has no dev.intentgate metadata, so no prev.
+	ChainUnlinked ChainFault = "unlinked"
+	// ChainBroken: prev names no line of the ledger. The line before was
+	// edited, lines before this one were deleted, or this one was inserted.
+	ChainBroken ChainFault = "broken"
+	// ChainReordered: prev names a line that comes later in the file.
+	ChainReordered ChainFault = "reordered"
+	// ChainDuplicate: the record's id is that of an earlier line (a copy).
+	ChainDuplicate ChainFault = "duplicate"
+)
+
+// ChainProblem is one bad line.
+type ChainProblem struct {
+	Line   int // 1-based
+	Fault  ChainFault
+	Detail string
+}
+
+func (p ChainProblem) String() string {
+	return fmt.Sprintf("line %d: %s: %s", p.Line, p.Fault, p.Detail)
+}
+
+// ChainFork is a record whose prev names an earlier line other than the one
+// just before it, which is what git's union merge of two branches of the
+// ledger produces; a Parent of 0 means the record starts a new chain (a
+// ledger created on two branches).
+type ChainFork struct {
+	Line   int
+	Parent int
+}
+
+// ChainReport is what VerifyChain found.
+type ChainReport struct {
+	Lines   int // complete lines
+	Records int // lines that parsed
+	// FirstBad is the 1-based line of the first bad record, 0 if there is
+	// none; Reason says why. Problems lists every bad line in order.
+	FirstBad int
+	Reason   string
+	Problems []ChainProblem
+	// Forks are allowed: each names an earlier line. Heads are the lines
+	// no later record names, the last line aside: the ends of merged
+	// branches, or lines inserted with a valid prev. Auditors look at both.
+	Forks []ChainFork
+	Heads []int
+	// TornTail is the length of a last line without its newline (a crash,
+	// or an append in progress); OpenLedger repairs it.
+	TornTail int
+}
+
+// OK reports whether every line is a record linked to an earlier line.
+// Forks are allowed; a torn tail is reported apart.
+func (r *ChainReport) OK() bool { return r.FirstBad == 0 }
+
+func (r *ChainReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d lines, %d records", r.Lines, r.Records)
+	if r.FirstBad != 0 {
+		fmt.Fprintf(&b, "; first bad line %d: %s", r.FirstBad, r.Reason)
+	}
+	if len(r.Forks) > 0 {
+		fmt.Fprintf(&b, "; %d forks", len(r.Forks))
+	}
+	if r.TornTail > 0 {
+		fmt.Fprintf(&b, "; torn tail of %d bytes", r.TornTail)
+	}
+	return b.String()
+}
+
+// VerifyChain reads the ledger at path and checks that every line is a record
+// whose prev names the line before it or, after a union merge, some earlier
+// line (reported as a fork). It reads the file once, keeping 32 bytes per
+// line. Editing, deleting, inserting or reordering lines shows as a problem at
+// the first record whose link no longer holds; only the last line's edit or
+// removal is beyond a hash chain's reach.
+func VerifyChain(path string) (*ChainReport, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	defer f.Close()
+
+	type pending struct {
+		line int
+		prev [32]byte
+	}
+	var (
+		rep      = &ChainReport{}
+		lineOf   = make(map[[32]byte]int) // line hash -> first line with it
+		idOf     = make(map[string]int)
+		named    []bool // named[i]: line i+1 is some record's prev
+		waiting  []pending
+		prevHash [32]byte
+	)
+	problem := func(line int, fault ChainFault, format string, args ...any) {
+		rep.Problems = append(rep.Problems, ChainProblem{Line: line, Fault: fault, Detail: fmt.Sprintf(format, args...)})
+	}
+	err = ledgerLines(f, func(raw []byte, _ int, complete bool) error {
+		if !complete {
+			rep.TornTail = len(raw)
+			return nil
+		}
+		rep.Lines++
+		i := rep.Lines
+		h := sha256.Sum256(raw)
+		named = append(named, false)
+		defer func() {
+			if _, seen := lineOf[h]; !seen {
+				lineOf[h] = i
+			}
+			prevHash = h
+		}()
+		rec, err := ParseRecord(raw)
+		if err != nil {
+			problem(i, ChainUnparsable, "%v", err)
+			return nil
+		}
+		rep.Records++
+		if j, dup := idOf[rec.ID]; dup {
+			problem(i, ChainDuplicate, "record %s is also line %d", rec.ID, j)
+		} else {
+			idOf[rec.ID] = i
+		}
+		if rec.Meta == nil {
+			problem(i, ChainUnlinked, "no %s metadata", MetaKey)
+			return nil
+		}
+		p := rec.Meta.Prev
+		if p == "" {
+			if i > 1 {
+				rep.Forks = append(rep.Forks, ChainFork{Line: i, Parent: 0})
+			}
+			return nil
+		}
+		want, ok := ledgerParseLink(p)
+		if !ok {
+			problem(i, ChainBroken, "prev %q is not a sha256 link", p)
+			return nil
+		}
+		switch j, seen := lineOf[want]; {
+		case i > 1 && want == prevHash:
+			named[i-2] = true
+		case seen:
+			named[j-1] = true
+			rep.Forks = append(rep.Forks, ChainFork{Line: i, Parent: j})
+		default:
+			waiting = append(waiting, pending{line: i, prev: want})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range waiting {
+		j, later := lineOf[w.prev]
+		switch {
+		case later:
+			named[j-1] = true
+			problem(w.line, ChainReordered, "prev names line %d, which comes after it", j)
+		case w.line == 1:
+			problem(w.line, ChainBroken, "the first record's prev is not empty: lines before it were removed")
+		default:
+			problem(w.line, ChainBroken, "prev names no line of the ledger: line %d was edited or lines after it deleted, or line %d was inserted", w.line-1, w.line)
+		}
+	}
+	sort.SliceStable(rep.Problems, func(a, b int) bool { return rep.Problems[a].Line < rep.Problems[b].Line })
+	if len(rep.Problems) > 0 {
+		rep.FirstBad = rep.Problems[0].Line
+		rep.Reason = string(rep.Problems[0].Fault) + ": " + rep.Problems[0].Detail
+	}
+	for i := 0; i+1 < len(named); i++ {
+		if !named[i] {
+			rep.Heads = append(rep.Heads, i+1)
+		}
+	}
+	return rep, nil
+}
