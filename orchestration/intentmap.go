@@ -228,7 +228,7 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 		if err != nil {
 			return fmt.Errorf("intent map: %w", err)
 		}
-		if err := fsx.WriteFile(sumPath, append(b, '\n'), 0o644); err != nil {
+		if err := fsx.Replace(sumPath, append(b, '\n'), 0o644, fsx.Derived); err != nil {
 			return fmt.Errorf("intent map: %w", err)
 		}
 	}

@@ -166,7 +166,7 @@ func (s *SessionStore) Update(id string, fn func(*Session) error) (*Session, err
 	if err != nil {
 		return nil, fmt.Errorf("save session %q: %w", id, err)
 	}
-	if err := fsx.WriteFile(s.path(id), append(data, '\n'), 0o644); err != nil {
+	if err := fsx.Replace(s.path(id), append(data, '\n'), 0o644, fsx.Settled); err != nil {
 		return nil, fmt.Errorf("save session %q: %w", id, err)
 	}
 	return sessionsInit(sess), nil

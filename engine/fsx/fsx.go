@@ -52,6 +52,34 @@ func (l *Lock) Release() error {
 // so a reader sees either the old bytes or the new ones, and a crash leaves one
 // of the two.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return Replace(path, data, perm, Durable)
+}
+
+// Durability says how much of a crash a replaced file must survive. Each
+// fsync costs milliseconds on ordinary disks, so files that can be rebuilt or
+// safely lost pay for less.
+type Durability int
+
+const (
+	// Durable: the new bytes survive a crash (file and directory fsynced).
+	Durable Durability = iota
+	// Settled: the new bytes are on disk before they become visible, so a
+	// crash leaves the old file or the complete new one, never a torn one;
+	// the rename itself may be lost. For state whose loss only costs a
+	// repeated step (a session's read hashes).
+	Settled
+	// Derived: rewritten in place, no fsync. Creating a file costs more
+	// than rewriting one, and a reader or a crash may see a torn file, so
+	// this is only for files read under the writer's lock and rebuilt from
+	// others when damaged (the intent map's summary).
+	Derived
+)
+
+// Replace atomically replaces path with data at durability d.
+func Replace(path string, data []byte, perm os.FileMode, d Durability) error {
+	if d == Derived {
+		return os.WriteFile(path, data, perm)
+	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -81,6 +109,9 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	ok = true
+	if d != Durable {
+		return nil
+	}
 	return SyncDir(dir)
 }
 
