@@ -32,12 +32,12 @@ const demoIntents = `active_intents:
 `
 
 var demoFiles = map[string]string{
-	"README.md":                         "# shop\n\nA small shop backend.\n",
-	"src/auth/login.go":                 "package auth\n\nfunc Login(user, pass string) bool {\n\treturn user != \"\" && pass != \"\"\n}\n",
-	"src/billing/invoice.go":            "package billing\n\nfunc Total(cents []int) int {\n\tt := 0\n\tfor _, c := range cents {\n\t\tt += c\n\t}\n\treturn t\n}\n",
-	".intentignore":                     "secrets/\n",
+	"README.md":                          "# shop\n\nA small shop backend.\n",
+	"src/auth/login.go":                  "package auth\n\nfunc Login(user, pass string) bool {\n\treturn user != \"\" && pass != \"\"\n}\n",
+	"src/billing/invoice.go":             "package billing\n\nfunc Total(cents []int) int {\n\tt := 0\n\tfor _, c := range cents {\n\t\tt += c\n\t}\n\treturn t\n}\n",
+	".intentignore":                      "secrets/\n",
 	".orchestration/active_intents.yaml": demoIntents,
-	".gitignore":                        ".orchestration/sessions/\n.orchestration/locks/\n.orchestration/*.lock\n.orchestration/intent_map.json\n",
+	".gitignore":                         ".orchestration/sessions/\n.orchestration/locks/\n.orchestration/*.lock\n.orchestration/intent_map.json\n",
 }
 
 type demoOptions struct {

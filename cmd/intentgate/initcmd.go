@@ -48,6 +48,10 @@ var gitignoreLines = []string{
 	".orchestration/intent_map.json",
 }
 
+var gitattributesLines = []string{
+	".orchestration/agent_trace.jsonl merge=union -text",
+}
+
 func newInitCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
@@ -84,6 +88,13 @@ func runInit(dir string, out io.Writer) error {
 		} else {
 			fmt.Fprintf(out, "kept    %s (exists)\n", f.path)
 		}
+	}
+	// Two branches that both appended to the ledger merge by keeping both
+	// sides' lines; verify tells such forks from tampering.
+	if n, err := ensureLines(filepath.Join(dir, ".gitattributes"), gitattributesLines); err != nil {
+		return err
+	} else if n > 0 {
+		fmt.Fprintf(out, "added %d line(s) to %s\n", n, filepath.Join(dir, ".gitattributes"))
 	}
 	added, err := ensureLines(filepath.Join(dir, ".gitignore"), gitignoreLines)
 	if err != nil {
@@ -143,8 +154,8 @@ func ensureLines(path string, lines []string) (int, error) {
 	if s != "" && !strings.HasSuffix(s, "\n") {
 		s += "\n"
 	}
-	if !have["# intentgate: per-machine state"] {
-		s += "# intentgate: per-machine state\n"
+	if !have["# intentgate"] {
+		s += "# intentgate\n"
 	}
 	s += strings.Join(add, "\n") + "\n"
 	return len(add), fsx.WriteFile(path, []byte(s), 0o644)

@@ -158,7 +158,7 @@ func TestLedgerRecordsAreRecomputable(t *testing.T) {
 		}
 	}
 	wantRanges := map[string][][2]int{
-		"src/new.go":   nil,            // emptied: nothing inserted
+		"src/new.go":   nil,              // emptied: nothing inserted
 		"src/keep.go":  {{3, 3}, {6, 7}}, // A changed; a blank line and C added
 		"src/crlf.txt": {{2, 2}, {4, 4}},
 		"src/cmd.txt":  {{1, 2}},
