@@ -1,0 +1,23 @@
+package prompts
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/intentgate/intentgate/engine"
+)
+
+// Every denial code the engine can return is explained to the model.
+func TestIntentProtocolCoversEveryCode(t *testing.T) {
+	p := IntentProtocol()
+	for _, c := range []engine.Code{engine.NoActiveIntent, engine.UnknownIntent, engine.IntentNotActive,
+		engine.ScopeViolation, engine.ProtectedPath, engine.PathEscape, engine.NotRead, engine.StaleFile,
+		engine.MissingParameter, engine.InvalidArgument, engine.ToolNotAllowed, engine.HookError} {
+		if !strings.Contains(p, "- "+string(c)+": ") {
+			t.Errorf("IntentProtocol() does not explain %s", c)
+		}
+	}
+	if !strings.Contains(p, "select_active_intent") {
+		t.Error("IntentProtocol() does not name select_active_intent")
+	}
+}
