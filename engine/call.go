@@ -135,7 +135,11 @@ type FileChange struct {
 	Existed   bool // the file existed before
 	Deleted   bool // the file no longer exists
 	Violation bool // changed outside the intent's scope (by a command)
-	Reason    string
+	// Uninspected marks a path a command may have changed but whose content
+	// could not be inspected (a name too long for the kernel, an unreadable
+	// directory): it cannot be judged, so it is never taken as in scope.
+	Uninspected bool
+	Reason      string
 }
 
 // FileRead is a whole or partial read of a file, for the hash lock baseline.

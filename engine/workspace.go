@@ -126,6 +126,11 @@ func checkSyntax(p string) error {
 	if strings.HasSuffix(p, "/") || strings.HasSuffix(p, string(filepath.Separator)) {
 		return invalid(p, "the path ends with a separator, so it names a directory, not a file")
 	}
+	// "file.go/." is a directory to the kernel (ENOTDIR) but would clean to
+	// the file: refuse it like a trailing separator.
+	if p == "." || strings.HasSuffix(p, "/.") || strings.HasSuffix(p, string(filepath.Separator)+".") {
+		return invalid(p, `the path ends with "/.", so it names a directory, not a file`)
+	}
 	return checkPlatformSyntax(p)
 }
 
@@ -257,9 +262,30 @@ func lstatDenial(p string, err error) error {
 }
 
 // Stat describes canonical path rel without following a final symlink.
-// It returns fs.ErrNotExist for a missing file.
+// It returns fs.ErrNotExist for a missing file. Any other failure means a
+// component was swapped since rel was canonicalized (PATH_ESCAPE).
 func (w *Workspace) Stat(rel string) (fs.FileInfo, error) {
-	return w.root.Lstat(filepath.FromSlash(rel))
+	fi, err := w.root.Lstat(filepath.FromSlash(rel))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, lstatDenial(rel, err)
+	}
+	return fi, err
+}
+
+// swapped turns the failure to open something just checked into a
+// PATH_ESCAPE denial, unless it is simply gone (fs.ErrNotExist) or the
+// process may not open it (permissions, resource limits), which stay as
+// they are.
+func swapped(p, why string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
+		errors.Is(err, syscallEMFILE) || errors.Is(err, syscallENFILE) {
+		return err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return escape(p, why+": "+err.Error())
 }
 
 // openDir opens the directory dir (canonical, "" for the root) through handles
@@ -294,7 +320,10 @@ func (w *Workspace) openDir(dir string, create bool) (*os.Root, error) {
 		next, err := cur.OpenRoot(c)
 		cur.Close()
 		if err != nil {
-			return nil, err
+			// c was a plain directory a moment ago: failing to open it
+			// now (os.Root refusing a symlink swapped in, ELOOP,
+			// ENOTDIR) means it was swapped. Say so as what it is.
+			return nil, swapped(dir, c+" changed while it was being opened", err)
 		}
 		got, err := next.Stat(".")
 		if err != nil || !os.SameFile(fi, got) {
@@ -346,7 +375,7 @@ func readIn(dir *os.Root, rel, name string) ([]byte, fs.FileInfo, error) {
 	}
 	f, err := dir.OpenFile(name, os.O_RDONLY|openNoFollow, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, swapped(rel, "the file was replaced while it was being opened", err)
 	}
 	defer f.Close()
 	got, err := f.Stat()

@@ -28,6 +28,11 @@ func checkPlatformSyntax(p string) error {
 	if strings.ContainsRune(p, '\\') {
 		return invalid(p, `the path contains a backslash; use "/" as the separator`)
 	}
+	// "C:/x" is a relative name here and an absolute path on Windows; the
+	// scope matcher refuses it as absolute, so refuse it here as what it is.
+	if len(p) >= 2 && p[1] == ':' && ('a' <= p[0] && p[0] <= 'z' || 'A' <= p[0] && p[0] <= 'Z') {
+		return invalid(p, "the path starts with a Windows drive letter; use a workspace-relative path")
+	}
 	return nil
 }
 
@@ -39,3 +44,8 @@ func syncDirFile(f *os.File) error {
 }
 
 func readRandom(b []byte) (int, error) { return rand.Read(b) }
+
+const (
+	syscallEMFILE = syscall.EMFILE
+	syscallENFILE = syscall.ENFILE
+)

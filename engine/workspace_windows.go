@@ -57,3 +57,8 @@ func checkPlatformSyntax(p string) error {
 func syncDirFile(f *os.File) error { return nil }
 
 func readRandom(b []byte) (int, error) { return rand.Read(b) }
+
+const (
+	syscallEMFILE = windows.ERROR_TOO_MANY_OPEN_FILES
+	syscallENFILE = windows.ERROR_TOO_MANY_OPEN_FILES
+)

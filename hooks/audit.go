@@ -31,6 +31,8 @@ func CommandAudit(reg *engine.Registry, ws *engine.Workspace, intents Intents) e
 			ch := &r.Changes[i]
 			why := ""
 			switch {
+			case ch.Uninspected:
+				why = ch.Reason
 			case orchestration.IsGoverned(ch.Path):
 				why = "a governance file"
 			case igErr != nil:

@@ -21,6 +21,10 @@ func NewIntentMap(intents Intents, orchDir string) *IntentMap {
 
 // Recorded folds rec, just appended as line, into the map.
 func (m *IntentMap) Recorded(rec *orchestration.Record, line []byte) error {
+	if err := orchestration.CheckIntact(m.orchDir, orchestration.LedgerName, orchestration.IntentMapName,
+		orchestration.IntentMapSummaryName, orchestration.IntentMapLockName); err != nil {
+		return fmt.Errorf("update intent_map.md: %w", err)
+	}
 	set, err := m.intents.Current()
 	if err != nil {
 		return fmt.Errorf("update intent_map.md: %w", err)

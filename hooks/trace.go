@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/orchestration"
@@ -43,6 +47,9 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 	if err != nil {
 		rev = ""
 	}
+	// Every change gets its record: one that cannot be written must not
+	// keep the ones after it out of the ledger.
+	var errs []error
 	for _, ch := range r.Changes {
 		ranges, deleted := orchestration.ComputeRanges(ch.Before, ch.After)
 		m := orchestration.Meta{
@@ -52,7 +59,10 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 		if ch.Existed {
 			m.BeforeSHA256 = engine.Hash(ch.Before)
 		}
-		path := ch.Path
+		// A name that is not UTF-8 (a command can create one) cannot be
+		// a ledger path as is; record it readably rather than not at all.
+		// The denial slot keeps the exact bytes, quoted.
+		path := strings.ToValidUTF8(ch.Path, "\uFFFD")
 		switch {
 		case ch.Violation:
 			m.Decision = orchestration.DecisionViolation
@@ -77,13 +87,14 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 			Path: path, Ranges: ranges, Meta: m,
 		})
 		if err != nil {
-			return fmt.Errorf("trace %s: %w", ch.Path, err)
+			errs = append(errs, fmt.Errorf("trace %q: %w", ch.Path, err))
+			continue
 		}
 		if err := t.append(rec); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // reasonJSON explains, in the denial slot, why a change is a violation.
@@ -92,8 +103,12 @@ func reasonJSON(c *engine.Call, ch engine.FileChange) []byte {
 	if !ch.Violation {
 		return nil
 	}
-	d := &engine.Denial{Code: code, Tool: c.Tool, Path: ch.Path, Intent: c.Intent,
-		Message: ch.Path + " was changed by a command: " + ch.Reason}
+	name := ch.Path
+	if !utf8.ValidString(name) {
+		name = strconv.Quote(name)
+	}
+	d := &engine.Denial{Code: code, Tool: c.Tool, Path: strings.ToValidUTF8(ch.Path, "\uFFFD"), Intent: c.Intent,
+		Message: name + " was changed by a command: " + ch.Reason}
 	return d.JSON()
 }
 
@@ -120,6 +135,11 @@ func (t *Trace) Denied(ctx context.Context, c *engine.Call, d *engine.Denial) er
 // clear, and a record must not be dropped silently. The last error is
 // returned so the front door reports it. Recorders run once the record is in.
 func (t *Trace) append(rec *orchestration.Record) error {
+	// A command may have swapped the directory for a link since the call
+	// began; appending through it would write outside the workspace.
+	if err := orchestration.CheckIntact(filepath.Dir(t.cfg.Ledger.Path()), orchestration.LedgerName, orchestration.LedgerName+".lock"); err != nil {
+		return fmt.Errorf("append to the ledger: %w", err)
+	}
 	var line []byte
 	var err error
 	for i, wait := 0, 10*time.Millisecond; i < 3; i, wait = i+1, wait*4 {

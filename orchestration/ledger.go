@@ -159,7 +159,7 @@ func (l *Ledger) reopenIfReplaced() error {
 
 func ledgerOpenFile(path string) (*os.File, error) {
 	_, statErr := os.Lstat(path)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|fsx.NoFollow, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
@@ -192,7 +192,7 @@ func ledgerRepair(path string, f *os.File) (last []byte, ok bool, err error) {
 	}
 	// Truncate through a handle of its own: on Windows an O_APPEND handle
 	// may not set the end of file.
-	w, err := os.OpenFile(path, os.O_RDWR, 0)
+	w, err := os.OpenFile(path, os.O_RDWR|fsx.NoFollow, 0)
 	if err != nil {
 		return nil, false, fmt.Errorf("ledger: repair: %w", err)
 	}
@@ -208,7 +208,7 @@ func ledgerRepair(path string, f *os.File) (last []byte, ok bool, err error) {
 
 func ledgerSaveBroken(path string, torn []byte) error {
 	_, statErr := os.Lstat(path)
-	b, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	b, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|fsx.NoFollow, 0o644)
 	if err != nil {
 		return fmt.Errorf("ledger: repair: %w", err)
 	}

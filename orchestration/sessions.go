@@ -140,6 +140,11 @@ func (s *SessionStore) Update(id string, fn func(*Session) error) (*Session, err
 	if err := sessionsCheckID(id); err != nil {
 		return nil, err
 	}
+	// The store lives in .orchestration: a command may have swapped it for
+	// a link, and the write would follow it out of the workspace.
+	if err := CheckIntact(filepath.Dir(s.dir), filepath.Base(s.dir)); err != nil {
+		return nil, err
+	}
 	if err := s.mkdir(); err != nil {
 		return nil, err
 	}

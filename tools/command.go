@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,7 +43,7 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 		dir := c.WS.Dir
 		if cwd, ok, err := c.String("cwd"); err != nil {
 			return nil, err
-		} else if ok && cwd != "" && cwd != "." && cwd != c.WS.Dir {
+		} else if cwd = dirPath(cwd); ok && cwd != "" && cwd != "." && cwd != c.WS.Dir {
 			rel, err := c.WS.Canonical(cwd)
 			if err != nil {
 				return nil, err
@@ -80,7 +81,16 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 			if ch.Link != "" {
 				fc.Reason = "now a symbolic link to " + ch.Link
 			}
+			if ch.Unreadable != "" {
+				fc.Uninspected = true
+				fc.Reason = "changed, but its new content cannot be read: " + ch.Unreadable
+			}
 			r.Changes = append(r.Changes, fc)
+		}
+		// What the walk could not see may hide any change at all.
+		for _, u := range after.Unseen() {
+			r.Changes = append(r.Changes, engine.FileChange{Path: u.Path, Uninspected: true,
+				Reason: "cannot be inspected after the command: " + u.Why})
 		}
 		var b strings.Builder
 		switch {
@@ -116,6 +126,20 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 	})
 }
 
+// dirPath drops what only says "a directory" from the end of cwd ("src/",
+// "src/."), which Canonical refuses for a file path.
+func dirPath(cwd string) string {
+	for {
+		t := strings.TrimRight(cwd, `/`+string(filepath.Separator))
+		t = strings.TrimSuffix(t, "/.")
+		t = strings.TrimSuffix(t, string(filepath.Separator)+".")
+		if t == cwd || t == "" {
+			return cwd
+		}
+		cwd = t
+	}
+}
+
 // run runs command through the platform shell in dir, killing its whole
 // process group at the timeout. Output beyond limit keeps its head and tail.
 func run(ctx context.Context, dir, command string, timeout time.Duration, limit int) (string, int, error) {
@@ -127,6 +151,10 @@ func run(ctx context.Context, dir, command string, timeout time.Duration, limit 
 	cmd.Stdout, cmd.Stderr = buf, buf
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
+	// A process the command left running in the background could change
+	// the workspace after the snapshot that judges the command: end the
+	// command's whole process group with it.
+	killGroup(cmd)
 	code := -1
 	if cmd.ProcessState != nil {
 		code = cmd.ProcessState.ExitCode()

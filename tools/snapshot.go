@@ -3,6 +3,8 @@ package tools
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,8 +23,12 @@ const (
 )
 
 type entry struct {
-	size    int64
-	mtime   int64
+	size  int64
+	mtime int64
+	// ctime is the inode change time where the platform has one: unlike
+	// mtime, no program can set it back, so an in-place rewrite of the same
+	// size followed by "touch -r" still shows.
+	ctime   int64
 	mode    fs.FileMode
 	ino     uint64
 	link    string // symlink target
@@ -39,6 +45,43 @@ type entry struct {
 type Snapshot struct {
 	root  string
 	files map[string]*entry
+	// unseen holds the paths the walk could not inspect (a name too long
+	// for the kernel, a directory it may not read), with the reason. What
+	// lies there may have changed without the snapshot seeing it.
+	unseen map[string]string
+}
+
+// maxUnseenPath bounds how much of an uninspectable path is reported.
+const maxUnseenPath = 1024
+
+func (s *Snapshot) addUnseen(rel string, err error) {
+	if len(rel) > maxUnseenPath {
+		cut := strings.LastIndexByte(rel[:maxUnseenPath], '/')
+		if cut <= 0 {
+			cut = maxUnseenPath
+		}
+		rel = rel[:cut]
+	}
+	if _, dup := s.unseen[rel]; !dup {
+		s.unseen[rel] = unwrapPath(err).Error()
+	}
+}
+
+// Unseen returns the workspace paths the snapshot could not inspect, sorted,
+// with why.
+func (s *Snapshot) Unseen() []Unseen {
+	out := make([]Unseen, 0, len(s.unseen))
+	for rel, why := range s.unseen {
+		out = append(out, Unseen{Path: rel, Why: why})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// Unseen is a path a snapshot could not inspect.
+type Unseen struct {
+	Path string
+	Why  string
 }
 
 // skipDir reports directories never walked, by workspace-relative path.
@@ -63,7 +106,7 @@ func skipFile(rel string) bool {
 
 // TakeSnapshot walks the workspace rooted at dir.
 func TakeSnapshot(dir string) (*Snapshot, error) {
-	s := &Snapshot{root: dir, files: map[string]*entry{}}
+	s := &Snapshot{root: dir, files: map[string]*entry{}, unseen: map[string]string{}}
 	var budget int64 = keepTotalBytes
 	var patterns []gitignore.Pattern
 	matcher := gitignore.NewMatcher(nil)
@@ -73,10 +116,17 @@ func TakeSnapshot(dir string) (*Snapshot, error) {
 				return err
 			}
 			// A file that vanished mid-walk is simply not in the picture.
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
-			return err
+			// Anything else (a name too long for the kernel, a directory
+			// it may not read) is a part of the workspace that cannot be
+			// judged: remember it rather than fail the whole picture, so
+			// that a command cannot hide its other changes by making the
+			// walk fail, nor make every later command fail.
+			rel, _ := filepath.Rel(dir, p)
+			s.addUnseen(filepath.ToSlash(rel), err)
+			return nil
 		}
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
@@ -100,18 +150,25 @@ func TakeSnapshot(dir string) (*Snapshot, error) {
 			}
 			return nil
 		}
-		if skipFile(rel) {
+		// Bookkeeping files are skipped only while they are plain files: one
+		// a command turned into a symlink (or anything else) would have
+		// intentgate itself write wherever it points.
+		if skipFile(rel) && d.Type().IsRegular() {
 			return nil
 		}
 		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
+			s.addUnseen(rel, err)
 			return nil
 		}
 		e := statEntry(fi)
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			e.link, _ = os.Readlink(p)
 		} else if fi.Mode().IsRegular() && fi.Size() <= keepFileBytes && fi.Size() <= budget {
-			if b, err := os.ReadFile(p); err == nil {
+			if b, err := readRegular(p); err == nil {
 				e.content, e.kept = b, true
 				budget -= int64(len(b))
 			}
@@ -141,7 +198,7 @@ func (s *Snapshot) addFile(rel string) {
 	}
 	e := statEntry(fi)
 	if fi.Mode().IsRegular() && fi.Size() <= keepFileBytes {
-		if b, err := os.ReadFile(p); err == nil {
+		if b, err := readRegular(p); err == nil {
 			e.content, e.kept = b, true
 		}
 	}
@@ -149,7 +206,26 @@ func (s *Snapshot) addFile(rel string) {
 }
 
 func statEntry(fi fs.FileInfo) *entry {
-	return &entry{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: fi.Mode(), ino: inode(fi)}
+	return &entry{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ctime: ctime(fi), mode: fi.Mode(), ino: inode(fi)}
+}
+
+// readRegular reads the regular file at p. It does not follow a symlink nor
+// block on a FIFO swapped in since the walk looked at p (a process the
+// command left behind can still be changing the tree).
+func readRegular(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|openNoFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is no longer a regular file", p)
+	}
+	return io.ReadAll(f)
 }
 
 func readIgnore(dir string, parts []string) []gitignore.Pattern {
@@ -177,6 +253,8 @@ type Change struct {
 	Existed bool
 	Deleted bool
 	Link    string // the new symlink target, if the path is now a symlink
+	// Unreadable says why the new content could not be read, if it could not.
+	Unreadable string
 }
 
 // Diff lists what changed from s to after, sorted by path. Files whose stat
@@ -185,7 +263,7 @@ func (s *Snapshot) Diff(after *Snapshot) []Change {
 	var out []Change
 	for rel, a := range after.files {
 		b, existed := s.files[rel]
-		if existed && b.size == a.size && b.mtime == a.mtime && b.mode == a.mode && b.ino == a.ino && b.link == a.link {
+		if existed && b.size == a.size && b.mtime == a.mtime && b.ctime == a.ctime && b.mode == a.mode && b.ino == a.ino && b.link == a.link {
 			continue
 		}
 		ch := Change{Path: rel, Existed: existed, Link: a.link}
@@ -200,13 +278,22 @@ func (s *Snapshot) Diff(after *Snapshot) []Change {
 		if a.link != "" {
 			ch.After = []byte(a.link)
 		} else if a.mode.IsRegular() {
-			cur, err := os.ReadFile(filepath.Join(after.root, filepath.FromSlash(rel)))
-			if err != nil {
-				continue
+			cur, err := readRegular(filepath.Join(after.root, filepath.FromSlash(rel)))
+			if errors.Is(err, fs.ErrNotExist) {
+				// Gone since the walk: report the deletion.
+				if !existed {
+					continue
+				}
+				ch.Deleted = true
+			} else if err != nil {
+				// Changed, but what it holds now cannot be read: still a
+				// change, never silently dropped.
+				ch.Unreadable = err.Error()
+			} else {
+				ch.After = cur
 			}
-			ch.After = cur
 		}
-		if existed && ch.Known && b.link == a.link && b.mode == a.mode && bytes.Equal(ch.Before, ch.After) {
+		if existed && ch.Known && !ch.Deleted && ch.Unreadable == "" && b.link == a.link && b.mode == a.mode && bytes.Equal(ch.Before, ch.After) {
 			continue
 		}
 		out = append(out, ch)

@@ -36,6 +36,13 @@ func open(dir string) (*governed, error) {
 		return nil, err
 	}
 	g := &governed{ws: ws, orch: filepath.Join(ws.Dir, ".orchestration")}
+	if err := orchestration.CheckIntact(g.orch); err != nil {
+		// Nothing may be opened through a redirected directory; every call
+		// is answered with the refusal that says why.
+		g.eng = engine.New(engine.NewRegistry())
+		g.eng.Use(hooks.Intact(g.orch))
+		return g, nil
+	}
 	store, err := orchestration.OpenIntentStore(filepath.Join(g.orch, "active_intents.yaml"))
 	if err != nil {
 		g.intents = failedIntents{fmt.Errorf("cannot load intents: %w", err)}
@@ -67,6 +74,7 @@ func open(dir string) (*governed, error) {
 	})
 	e := engine.New(reg)
 	e.Use(
+		hooks.Intact(g.orch),
 		hooks.Gatekeeper(reg, g.intents, g.sessions),
 		hooks.Protected(reg, ws),
 		hooks.Scope(reg, g.intents),

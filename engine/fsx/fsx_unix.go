@@ -10,6 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// NoFollow makes an open fail on a symlink in the last component: the files
+// intentgate keeps for itself must never be redirected by a link an agent's
+// command put in their place.
+const NoFollow = syscall.O_NOFOLLOW
+
 func lockFile(f *os.File) error {
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)

@@ -8,6 +8,10 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// NoFollow is 0 on Windows, where creating symlinks needs privileges an
+// agent's command does not normally have.
+const NoFollow = 0
+
 func lockFile(f *os.File) error {
 	ol := new(windows.Overlapped)
 	return windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol)

@@ -1,0 +1,68 @@
+package orchestration
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// CheckIntact refuses to go on when the .orchestration directory, or one of
+// the directories and files intentgate writes in it, has been replaced by a
+// symlink or something else that is not what intentgate made: writing through
+// it would put the ledger, sessions or locks wherever the link points, outside
+// the workspace. A person must repair it; until then every call is refused.
+//
+// With names, only the directory and those entries are checked, so that a
+// writer checks what it is about to write through and can still record a
+// tampering elsewhere.
+func CheckIntact(orchDir string, names ...string) error {
+	fi, err := os.Lstat(orchDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("cannot check %s: %w", orchDir, err)
+	}
+	if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is not a plain directory (%s); it may have been replaced to redirect intentgate's records: restore it", orchDir, describeMode(fi.Mode()))
+	}
+	for _, sub := range intactEntries {
+		if len(names) > 0 && !slices.Contains(names, sub.name) {
+			continue
+		}
+		p := filepath.Join(orchDir, sub.name)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("cannot check %s: %w", p, err)
+		}
+		if sub.dir && (!fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) || !sub.dir && !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s has been replaced by a %s; it may redirect intentgate's records outside the workspace: restore it", p, describeMode(fi.Mode()))
+		}
+	}
+	return nil
+}
+
+// intactEntries are what intentgate writes inside .orchestration.
+var intactEntries = []struct {
+	name string
+	dir  bool
+}{{"sessions", true}, {"locks", true}, {LedgerName, false}, {LedgerName + ".lock", false},
+	{IntentMapName, false}, {IntentMapSummaryName, false}, {IntentMapLockName, false}}
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m.IsDir():
+		return "directory"
+	case m.IsRegular():
+		return "regular file"
+	}
+	return "special file (" + m.Type().String() + ")"
+}

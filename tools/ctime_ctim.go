@@ -1,0 +1,7 @@
+//go:build linux || android || dragonfly || openbsd || solaris || illumos
+
+package tools
+
+import "syscall"
+
+func statCtime(st *syscall.Stat_t) int64 { return st.Ctim.Nano() }
