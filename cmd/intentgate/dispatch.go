@@ -93,10 +93,12 @@ func runDispatch(ctx context.Context, o *dispatchOptions, in io.Reader, out, err
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	reported := ""
 	for n := 1; ; n++ {
 		line, rerr := readLine(r)
 		if len(bytes.TrimSpace(line)) > 0 || errors.Is(rerr, errLineTooLong) {
 			res := dispatchLine(ctx, g, o, n, line, rerr)
+			reported = reportProblem(g, reported, errw)
 			if err := enc.Encode(res); err != nil {
 				return err
 			}
@@ -113,6 +115,24 @@ func runDispatch(ctx context.Context, o *dispatchOptions, in io.Reader, out, err
 			return rerr
 		}
 	}
+}
+
+// reportProblem tells the person running dispatch, once per new problem,
+// that an edit of active_intents.yaml was rejected and the last good intents
+// stay in force.
+func reportProblem(g *governed, last string, errw io.Writer) string {
+	if g.store == nil {
+		return last
+	}
+	p := g.store.Problem()
+	if p == nil {
+		return ""
+	}
+	if msg := p.Error(); msg != last {
+		fmt.Fprintf(errw, "intentgate: the last edit of active_intents.yaml was rejected; the previous intents stay in force:\n%s\n", msg)
+		return msg
+	}
+	return last
 }
 
 var errLineTooLong = fmt.Errorf("call is longer than %d bytes", maxCallBytes)

@@ -1,0 +1,212 @@
+package hooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/hooks"
+	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/tools"
+)
+
+// env is a workspace governed by every policy, wired as the CLI wires it.
+type env struct {
+	t     *testing.T
+	dir   string
+	orch  string
+	eng   *engine.Engine
+	ws    *engine.Workspace
+	store *orchestration.IntentStore
+}
+
+const intentsYAML = `active_intents:
+  - id: INT-001
+    name: one
+    status: IN_PROGRESS
+    owned_scope: ["src/**"]
+`
+
+func newEnv(t *testing.T, files map[string]string) *env {
+	t.Helper()
+	dir := t.TempDir()
+	files[".orchestration/active_intents.yaml"] = intentsYAML
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return openEnv(t, dir)
+}
+
+// openEnv opens dir afresh, as a new process would.
+func openEnv(t *testing.T, dir string) *env {
+	t.Helper()
+	e := &env{t: t, dir: dir, orch: filepath.Join(dir, ".orchestration")}
+	ws, err := engine.OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ws = ws
+	store, err := orchestration.OpenIntentStore(filepath.Join(e.orch, "active_intents.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.store = store
+	sessions := orchestration.OpenSessions(filepath.Join(e.orch, "sessions"))
+	ledger, err := orchestration.OpenLedger(filepath.Join(e.orch, "agent_trace.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ledger.Close(); store.Close(); ws.Close() })
+	reg := engine.NewRegistry()
+	reg.Register(engine.Spec{Name: hooks.SelectTool, Group: engine.GroupRead, Tool: hooks.SelectActiveIntent(store, sessions, e.orch)})
+	reg.Register(engine.Spec{Name: "read_file", Group: engine.GroupRead, Tool: tools.ReadFile()})
+	reg.Register(engine.Spec{Name: "write_to_file", Group: engine.GroupEdit, Tool: tools.WriteFile()})
+	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand, Tool: tools.ExecuteCommand(tools.CommandOptions{})})
+	hl := hooks.NewHashLock(reg, sessions)
+	tr := hooks.NewTrace(hooks.TraceConfig{Ledger: ledger, Version: "test",
+		Then: []hooks.Recorder{hooks.NewIntentMap(store, e.orch)}})
+	e.eng = engine.New(reg)
+	e.eng.Use(hooks.Intact(e.orch), hooks.Gatekeeper(reg, store, sessions), hooks.Protected(reg, ws), hooks.Scope(reg, store), hl)
+	e.eng.After(hooks.CommandAudit(reg, ws, store), hl, tr)
+	e.eng.OnDenial(tr)
+	return e
+}
+
+func (e *env) call(tool string, args map[string]any) (*engine.Result, error) {
+	raw, _ := json.Marshal(args)
+	return e.eng.Dispatch(context.Background(), &engine.Call{ID: "c", Session: "s", Tool: tool, Args: raw, WS: e.ws})
+}
+
+func (e *env) must(tool string, args map[string]any) *engine.Result {
+	e.t.Helper()
+	r, err := e.call(tool, args)
+	if err != nil {
+		e.t.Fatalf("%s(%v) = %v, want success", tool, args, err)
+	}
+	return r
+}
+
+func (e *env) want(code engine.Code, tool string, args map[string]any) *engine.Denial {
+	e.t.Helper()
+	_, err := e.call(tool, args)
+	d, ok := engine.AsDenial(err)
+	if !ok || d.Code != code {
+		e.t.Fatalf("%s(%v) = %v, want %s", tool, args, err, code)
+	}
+	return d
+}
+
+// writeIntents replaces active_intents.yaml the way editors do: a new file
+// renamed over the old one.
+func (e *env) writeIntents(body string) {
+	e.t.Helper()
+	p := filepath.Join(e.orch, "active_intents.yaml")
+	tmp := p + ".new"
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func TestIntentEditsTakeEffectMidSession(t *testing.T) {
+	e := newEnv(t, map[string]string{})
+	e.must("select_active_intent", map[string]any{"intent_id": "INT-001"})
+	e.must("write_to_file", map[string]any{"path": "src/a.go", "content": "a\n"})
+
+	e.writeIntents(`active_intents:
+  - id: INT-001
+    name: one
+    status: COMPLETED
+    owned_scope: ["src/**"]
+`)
+	e.want(engine.IntentNotActive, "write_to_file", map[string]any{"path": "src/b.go", "content": "b\n"})
+
+	// A broken edit keeps the last good version (COMPLETED) in force and
+	// says why.
+	e.writeIntents("active_intents:\n  - id: INT-001\n    status: [\n")
+	e.want(engine.IntentNotActive, "write_to_file", map[string]any{"path": "src/b.go", "content": "b\n"})
+	if e.store.Problem() == nil {
+		t.Error("Problem() = nil after a broken edit")
+	}
+
+	e.writeIntents(`active_intents:
+  - id: INT-001
+    name: one
+    status: IN_PROGRESS
+    owned_scope: ["docs/**"]
+`)
+	e.want(engine.ScopeViolation, "write_to_file", map[string]any{"path": "src/b.go", "content": "b\n"})
+	e.must("write_to_file", map[string]any{"path": "docs/b.md", "content": "b\n"})
+
+	e.writeIntents("active_intents: []\n")
+	e.want(engine.UnknownIntent, "write_to_file", map[string]any{"path": "docs/c.md", "content": "c\n"})
+}
+
+func TestHashLock(t *testing.T) {
+	body := "one\ntwo\nthree\n"
+	sum := engine.Hash([]byte(body))
+	e := newEnv(t, map[string]string{"src/a.txt": body, "src/b.txt": body})
+	e.must("select_active_intent", map[string]any{"intent_id": "INT-001"})
+
+	// A partial read is not a baseline.
+	e.must("read_file", map[string]any{"path": "src/a.txt", "start_line": 1, "end_line": 2})
+	e.want(engine.NotRead, "write_to_file", map[string]any{"path": "src/a.txt", "content": "x\n"})
+
+	// An explicit precondition stands in for a read, and is checked.
+	d := e.want(engine.StaleFile, "write_to_file", map[string]any{"path": "src/a.txt", "content": "x\n", "expected_sha256": engine.Hash([]byte("other"))})
+	if d.ActualSHA256 != sum || d.ExpectedSHA256 != engine.Hash([]byte("other")) {
+		t.Errorf("STALE_FILE hashes = %s / %s, want the file's %s as actual", d.ExpectedSHA256, d.ActualSHA256, sum)
+	}
+	e.must("write_to_file", map[string]any{"path": "src/a.txt", "content": "x\n", "expected_sha256": "sha256:" + sum})
+
+	// After its own write, the session knows the content: it may write again.
+	e.must("write_to_file", map[string]any{"path": "src/a.txt", "content": "y\n"})
+
+	// A file created under the session's nose by someone else is stale.
+	e.must("read_file", map[string]any{"path": "src/b.txt"})
+	if err := os.WriteFile(filepath.Join(e.dir, "src", "b.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.want(engine.StaleFile, "write_to_file", map[string]any{"path": "src/b.txt", "content": "z\n"})
+
+	// What a command wrote has not been seen by the session.
+	e.must("read_file", map[string]any{"path": "src/b.txt"})
+	e.must("execute_command", map[string]any{"command": "echo more >> src/b.txt"})
+	e.want(engine.NotRead, "write_to_file", map[string]any{"path": "src/b.txt", "content": "z\n"})
+
+	// The session's reads survive into a new process.
+	e.must("read_file", map[string]any{"path": "src/b.txt"})
+	e2 := openEnv(t, e.dir)
+	e2.must("write_to_file", map[string]any{"path": "src/b.txt", "content": "z\n"})
+}
+
+func TestReplacedOrchestrationRefusesEverything(t *testing.T) {
+	e := newEnv(t, map[string]string{"src/a.txt": "a\n"})
+	e.must("select_active_intent", map[string]any{"intent_id": "INT-001"})
+	outside := t.TempDir()
+	if err := os.Symlink(filepath.Join(outside, "ledger"), filepath.Join(e.orch, "intent_map.json")); err != nil {
+		t.Skip("symlinks unavailable:", err)
+	}
+	d := e.want(engine.HookError, "read_file", map[string]any{"path": "src/a.txt"})
+	if d.Message == "" {
+		t.Error("HOOK_ERROR without a message")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("intentgate wrote outside the workspace: %v", ents)
+	}
+	if !errors.Is(d, engine.ErrHookError) {
+		t.Error("errors.Is(HOOK_ERROR) = false")
+	}
+}
