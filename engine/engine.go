@@ -111,8 +111,6 @@ type Engine struct {
 	pre      []PreHook
 	post     []PostHook
 	observer []DenialObserver
-	// OnPostError is told of post-hook failures (after retries); nil discards
-	// nothing: Dispatch and Observe also return them.
 }
 
 // New returns an engine over reg with no hooks.
@@ -127,7 +125,7 @@ func (e *Engine) Use(h ...PreHook) { e.pre = append(e.pre, h...) }
 // After appends post-hooks, run in order; every post-hook runs.
 func (e *Engine) After(h ...PostHook) { e.post = append(e.post, h...) }
 
-// Observe appends observers of refusals.
+// OnDenial appends observers of refusals.
 func (e *Engine) OnDenial(o ...DenialObserver) { e.observer = append(e.observer, o...) }
 
 // PostError reports post-hook failures after a call that did run. The call's

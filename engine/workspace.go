@@ -385,6 +385,9 @@ func readIn(dir *os.Root, rel, name string) ([]byte, fs.FileInfo, error) {
 	if !os.SameFile(fi, got) || !got.Mode().IsRegular() {
 		return nil, nil, escape(rel, "the file was replaced while it was being opened")
 	}
+	if n := openedLinks(f); n > 1 {
+		return nil, nil, escape(rel, fmt.Sprintf("the file has %d hard links; another name for it may be outside the workspace or the scope", n))
+	}
 	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, nil, err

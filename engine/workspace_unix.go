@@ -22,6 +22,15 @@ func linkCount(fi fs.FileInfo) uint64 {
 	return 1
 }
 
+// openedLinks is the link count of an opened file; on Unix the Lstat data
+// already had it.
+func openedLinks(f *os.File) uint64 {
+	if fi, err := f.Stat(); err == nil {
+		return linkCount(fi)
+	}
+	return 2
+}
+
 // A backslash is a legal byte in a Unix name, but the same input means a
 // separator on Windows: refuse it rather than let two layers disagree.
 func checkPlatformSyntax(p string) error {

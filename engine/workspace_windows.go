@@ -14,29 +14,17 @@ import (
 
 const openNoFollow = 0
 
-// linkCount asks the file system, because os.FileInfo on Windows does not
-// carry the number of links.
-func linkCount(fi fs.FileInfo) uint64 {
-	_ = fi
-	return 1
-}
+// linkCount is 1 here: os.FileInfo on Windows does not carry the number of
+// links. openedLinks asks the opened handle instead.
+func linkCount(fs.FileInfo) uint64 { return 1 }
 
-func linkCountPath(path string) (uint32, error) {
-	p, err := windows.UTF16PtrFromString(path)
-	if err != nil {
-		return 0, err
-	}
-	h, err := windows.CreateFile(p, 0, windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
-		nil, windows.OPEN_EXISTING, windows.FILE_FLAG_OPEN_REPARSE_POINT|windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
-	if err != nil {
-		return 0, err
-	}
-	defer windows.CloseHandle(h)
+func openedLinks(f *os.File) uint64 {
 	var info windows.ByHandleFileInformation
-	if err := windows.GetFileInformationByHandle(h, &info); err != nil {
-		return 0, err
+	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
+		// Unknown: refuse as if linked, fail closed.
+		return 2
 	}
-	return info.NumberOfLinks, nil
+	return uint64(info.NumberOfLinks)
 }
 
 // Drive letters other than the workspace's, UNC paths and device paths are

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -173,7 +174,7 @@ func (d *demo) step(what, tool string, args map[string]any) {
 	}
 	if err != nil {
 		var pe *engine.PostError
-		if !asPostError(err, &pe) {
+		if !errors.As(err, &pe) {
 			fmt.Fprintf(d.out, "   error: %v\n\n", err)
 			d.err = err
 			return
@@ -283,8 +284,4 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return s[:n-3] + "..."
-}
-
-func asPostError(err error, target **engine.PostError) bool {
-	return errorsAs(err, target)
 }
