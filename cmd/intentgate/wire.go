@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/orchestration"
-	"github.com/intentgate/intentgate/tools"
 )
 
 // governed is one workspace under intentgate: the engine with every policy
@@ -59,14 +57,8 @@ func open(dir string) (*governed, error) {
 		return nil, err
 	}
 
-	reg := engine.NewRegistry()
+	reg := newRegistry(g)
 	hl := hooks.NewHashLock(reg, g.sessions)
-	reg.Register(engine.Spec{Name: hooks.SelectTool, Group: engine.GroupRead,
-		Tool: hooks.SelectActiveIntent(g.intents, g.sessions, g.orch)})
-	reg.Register(engine.Spec{Name: "read_file", Group: engine.GroupRead, Tool: tools.ReadFile()})
-	reg.Register(engine.Spec{Name: "write_to_file", Group: engine.GroupEdit, Tool: tools.WriteFile()})
-	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand,
-		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: 2 * time.Minute})})
 
 	tr := hooks.NewTrace(hooks.TraceConfig{
 		Ledger: g.ledger, Git: g.git, Version: version,
