@@ -1,5 +1,7 @@
-// Package prompts holds what the model reads: the intent protocol section of
-// the system prompt (and, later, tool definitions and the full prompt).
+// Package prompts holds what the model reads: the definitions of the tools
+// (one JSON Schema each, rendered for the OpenAI and Anthropic function-calling
+// dialects), and the system prompt for each mode, with its intent protocol
+// section.
 package prompts
 
 import (

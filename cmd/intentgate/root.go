@@ -53,6 +53,7 @@ Start with:  intentgate demo`,
 		newDispatchCmd(),
 		newDemoCmd(),
 		newIntentsCmd(),
+		newPromptCmd(),
 	)
 	return root
 }
