@@ -366,6 +366,24 @@ func checkRegular(rel string, fi fs.FileInfo) error {
 // The open does not follow symlinks and does not block on a FIFO swapped in
 // after the Lstat; the opened file must be the one that was checked.
 func readIn(dir *os.Root, rel, name string) ([]byte, fs.FileInfo, error) {
+	// Another session's atomic replace between the Lstat and the open looks
+	// like a swap; every attempt runs all the checks again, so retrying a
+	// few times is safe and lets honest concurrent writers through.
+	for attempt := 1; ; attempt++ {
+		b, fi, err := readOnce(dir, rel, name)
+		if errors.Is(err, errReplaced) {
+			if attempt < 5 {
+				continue
+			}
+			return nil, nil, escape(rel, "the file was replaced while it was being opened")
+		}
+		return b, fi, err
+	}
+}
+
+var errReplaced = errors.New("replaced while opening")
+
+func readOnce(dir *os.Root, rel, name string) ([]byte, fs.FileInfo, error) {
 	fi, err := dir.Lstat(name)
 	if err != nil {
 		return nil, nil, err
@@ -382,7 +400,10 @@ func readIn(dir *os.Root, rel, name string) ([]byte, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if !os.SameFile(fi, got) || !got.Mode().IsRegular() {
+	if !os.SameFile(fi, got) {
+		return nil, nil, errReplaced
+	}
+	if !got.Mode().IsRegular() {
 		return nil, nil, escape(rel, "the file was replaced while it was being opened")
 	}
 	if n := openedLinks(f); n > 1 {

@@ -29,9 +29,116 @@ type Session struct {
 	// Snapshots holds workspace snapshots taken before a command ran, keyed
 	// by call id, until the command's post event consumes them.
 	Snapshots map[string]json.RawMessage `json:"snapshots,omitempty"`
-	Todos     json.RawMessage            `json:"todos,omitempty"`
-	Created   time.Time                  `json:"created"`
-	Updated   time.Time                  `json:"updated"`
+	// Todos is the session's todo list as JSON, a list of Todo; read and
+	// write it with TodoList and SetTodoList.
+	Todos   json.RawMessage `json:"todos,omitempty"`
+	Created time.Time       `json:"created"`
+	Updated time.Time       `json:"updated"`
+
+	// Question is the follow-up question the session asked and is waiting
+	// on, for the front door to put to a person.
+	Question *Question `json:"question,omitempty"`
+	// Completion is the result the session presented as finished.
+	Completion *Completion `json:"completion,omitempty"`
+	// Tasks are the subtasks the session delegated with new_task, oldest
+	// first, for the front door to start.
+	Tasks []Task `json:"tasks,omitempty"`
+	// Usage counts, per tool, the calls the session made and how many of
+	// them failed (denied, or the tool itself failed).
+	Usage map[string]ToolUsage `json:"usage,omitempty"`
+}
+
+// Todo is one item of a session's todo list. Status is pending, in_progress
+// or completed, as in Roo Code.
+type Todo struct {
+	ID      string `json:"id"`
+	Content string `json:"content"`
+	Status  string `json:"status"`
+}
+
+// The statuses of a Todo.
+const (
+	TodoPending    = "pending"
+	TodoInProgress = "in_progress"
+	TodoCompleted  = "completed"
+)
+
+// Suggestion is a suggested answer to a follow-up question, optionally
+// switching the session to a mode when chosen.
+type Suggestion struct {
+	Text string `json:"text"`
+	Mode string `json:"mode,omitempty"`
+}
+
+// Question is a follow-up question waiting for an answer.
+type Question struct {
+	CallID      string       `json:"call_id,omitempty"`
+	Text        string       `json:"text"`
+	Suggestions []Suggestion `json:"suggestions,omitempty"`
+	Asked       time.Time    `json:"asked"`
+}
+
+// Completion is a result a session presented as the end of its task.
+type Completion struct {
+	CallID  string    `json:"call_id,omitempty"`
+	Result  string    `json:"result"`
+	Command string    `json:"command,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+// Task is a subtask delegated with new_task.
+type Task struct {
+	ID      string    `json:"id"`
+	Mode    string    `json:"mode"`
+	Message string    `json:"message"`
+	Todos   []Todo    `json:"todos,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// ToolUsage counts one tool's calls in a session.
+type ToolUsage struct {
+	Attempts int `json:"attempts"`
+	Failures int `json:"failures"`
+}
+
+// TodoList decodes the session's todo list. A session without one has an
+// empty list.
+func (s *Session) TodoList() ([]Todo, error) {
+	if len(s.Todos) == 0 || string(s.Todos) == "null" {
+		return nil, nil
+	}
+	var todos []Todo
+	if err := json.Unmarshal(s.Todos, &todos); err != nil {
+		return nil, fmt.Errorf("session %q: todo list: %w", s.ID, err)
+	}
+	return todos, nil
+}
+
+// SetTodoList replaces the session's todo list.
+func (s *Session) SetTodoList(todos []Todo) error {
+	if len(todos) == 0 {
+		s.Todos = nil
+		return nil
+	}
+	b, err := json.Marshal(todos)
+	if err != nil {
+		return err
+	}
+	s.Todos = b
+	return nil
+}
+
+// CountUse records one call of tool, failed or not.
+func (s *Session) CountUse(tool string, failed bool) {
+	if s.Usage == nil {
+		s.Usage = make(map[string]ToolUsage)
+	}
+	u := s.Usage[tool]
+	u.Attempts++
+	if failed {
+		u.Failures++
+	}
+	s.Usage[tool] = u
 }
 
 // SessionStore keeps sessions as one JSON file each in a directory.

@@ -39,6 +39,7 @@ type resultLine struct {
 	ID       string         `json:"id"`
 	OK       bool           `json:"ok"`
 	Output   string         `json:"output,omitempty"`
+	Data     map[string]any `json:"data,omitempty"`
 	Denial   *engine.Denial `json:"denial,omitempty"`
 	Error    string         `json:"error,omitempty"`
 	Warnings []string       `json:"warnings,omitempty"`
@@ -61,9 +62,14 @@ A result is one of:
   {"id":"1","ok":true,"output":"..."}
   {"id":"1","ok":false,"denial":{"error":"SCOPE_VIOLATION",...}}
   {"id":"1","ok":false,"error":"..."}            (the tool itself failed)
-A result may carry "warnings" when the call happened but recording it failed.
+A result may carry "warnings" when the call happened but recording it failed,
+and "data" with what the call decided for the session (a mode switch, a todo
+list, a question for the user, a completion, a delegated task).
 
-Tools: select_active_intent, read_file, write_to_file, execute_command.
+Tools: select_active_intent, read_file, list_files, search_files,
+list_code_definition_names, write_to_file, apply_diff, insert_content,
+search_and_replace, execute_command, ask_followup_question,
+attempt_completion, switch_mode, new_task, update_todo_list.
 Session state lives in .orchestration/sessions/, so a session may span many
 dispatch processes.`,
 		Args: cobra.NoArgs,
@@ -207,5 +213,6 @@ func dispatchLine(ctx context.Context, g *governed, o *dispatchOptions, n int, l
 	}
 	out.OK = true
 	out.Output = res.Output
+	out.Data = res.Data
 	return out
 }

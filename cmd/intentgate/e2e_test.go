@@ -186,11 +186,11 @@ func TestTwoSessionsOneWins(t *testing.T) {
 		switch {
 		case ra.OK && !rb.OK:
 			if rb.code() != "STALE_FILE" || string(got) != contentA {
-				t.Fatalf("round %d: b got %+v, file %q", round, rb, got)
+				t.Fatalf("round %d: b got %+v (denial %+v), file %q", round, rb, rb.Denial, got)
 			}
 		case rb.OK && !ra.OK:
 			if ra.code() != "STALE_FILE" || string(got) != contentB {
-				t.Fatalf("round %d: a got %+v, file %q", round, ra, got)
+				t.Fatalf("round %d: a got %+v (denial %+v), file %q", round, ra, ra.Denial, got)
 			}
 		default:
 			t.Fatalf("round %d: want exactly one success, got a=%+v b=%+v", round, ra, rb)

@@ -15,8 +15,21 @@ func newRegistry(g *governed) *engine.Registry {
 	reg.Register(engine.Spec{Name: hooks.SelectTool, Group: engine.GroupRead,
 		Tool: hooks.SelectActiveIntent(g.intents, g.sessions, g.orch)})
 	reg.Register(engine.Spec{Name: "read_file", Group: engine.GroupRead, Tool: tools.ReadFile()})
+	reg.Register(engine.Spec{Name: "list_files", Group: engine.GroupRead, Tool: tools.ListFiles(tools.ListOptions{})})
+	reg.Register(engine.Spec{Name: "search_files", Group: engine.GroupRead, Tool: tools.SearchFiles()})
+	reg.Register(engine.Spec{Name: "list_code_definition_names", Group: engine.GroupRead, Tool: tools.ListCodeDefinitionNames()})
 	reg.Register(engine.Spec{Name: "write_to_file", Group: engine.GroupEdit, Tool: tools.WriteFile()})
+	reg.Register(engine.Spec{Name: "apply_diff", Group: engine.GroupEdit, Tool: tools.ApplyDiff()})
+	reg.Register(engine.Spec{Name: "insert_content", Group: engine.GroupEdit, Tool: tools.InsertContent()})
+	reg.Register(engine.Spec{Name: "search_and_replace", Group: engine.GroupEdit, Tool: tools.SearchAndReplace()})
 	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand,
 		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: 2 * time.Minute})})
+	// Tools every mode has (Roo Code's ALWAYS_AVAILABLE_TOOLS): in the modes
+	// group, so that they need no intent.
+	reg.Register(engine.Spec{Name: "ask_followup_question", Group: engine.GroupModes, Tool: tools.AskFollowupQuestion()})
+	reg.Register(engine.Spec{Name: "attempt_completion", Group: engine.GroupModes, Tool: tools.AttemptCompletion()})
+	reg.Register(engine.Spec{Name: "switch_mode", Group: engine.GroupModes, Tool: tools.SwitchMode(g.modes)})
+	reg.Register(engine.Spec{Name: "new_task", Group: engine.GroupModes, Tool: tools.NewTask(g.modes)})
+	reg.Register(engine.Spec{Name: "update_todo_list", Group: engine.GroupModes, Tool: tools.UpdateTodoList()})
 	return reg
 }

@@ -54,6 +54,8 @@ Start with:  intentgate demo`,
 		newDemoCmd(),
 		newIntentsCmd(),
 		newPromptCmd(),
+		newSessionCmd(),
+		newHookCmd(), newIntentCmd(), newInstallCmd(), newUninstallCmd(),
 	)
 	return root
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/tools"
 )
 
 // governed is one workspace under intentgate: the engine with every policy
@@ -19,6 +21,7 @@ type governed struct {
 	sessions *orchestration.SessionStore
 	ledger   *orchestration.Ledger
 	git      *orchestration.Git
+	modes    *orchestration.ModeStore
 	orch     string
 }
 
@@ -57,8 +60,11 @@ func open(dir string) (*governed, error) {
 		return nil, err
 	}
 
-	reg := newRegistry(g)
+	g.modes = orchestration.OpenModes(filepath.Join(g.orch, "modes.yaml"))
+	usage := hooks.NewUsage(g.sessions)
+	reg := usage.Tools(newRegistry(g))
 	hl := hooks.NewHashLock(reg, g.sessions)
+	modes := hooks.NewModes(reg, g.sessions, g.modes)
 
 	tr := hooks.NewTrace(hooks.TraceConfig{
 		Ledger: g.ledger, Git: g.git, Version: version,
@@ -68,16 +74,19 @@ func open(dir string) (*governed, error) {
 	e.Use(
 		hooks.Intact(g.orch),
 		hooks.Gatekeeper(reg, g.intents, g.sessions),
-		hooks.Protected(reg, ws),
+		modes,
+		dirPaths(hooks.Protected(reg, ws)),
 		hooks.Scope(reg, g.intents),
 		hl,
 	)
 	e.After(
 		hooks.CommandAudit(reg, ws, g.intents),
 		hl,
+		modes,
 		tr,
+		usage,
 	)
-	e.OnDenial(tr)
+	e.OnDenial(tr, usage)
 	g.eng = e
 	return g, nil
 }
@@ -90,4 +99,19 @@ func (g *governed) close() {
 		g.ledger.Close()
 	}
 	g.ws.Close()
+}
+
+// dirPaths lets the tools that take a directory name one: Protected
+// canonicalizes "path" as a file, which refuses "." and "src/". These tools
+// only read, so for them Protected only ever refused paths that leave the
+// workspace; their path is checked as a directory instead, to the same end.
+func dirPaths(next engine.PreHook) engine.PreHook {
+	return engine.PreFunc(func(ctx context.Context, c *engine.Call) error {
+		switch c.Tool {
+		case "list_files", "search_files", "list_code_definition_names":
+			_, err := tools.DirTarget(c)
+			return err
+		}
+		return next.Pre(ctx, c)
+	})
 }
