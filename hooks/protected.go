@@ -10,17 +10,18 @@ import (
 )
 
 // Protected refuses changes to the governance files (always) and to paths
-// matched by .intentignore, under every intent. It also refuses any call,
-// reading or not, whose path cannot be canonicalized inside the workspace.
+// matched by .intentignore, under every intent, and any change whose path
+// cannot be canonicalized inside the workspace. Reading tools resolve their
+// own path (a file or a directory) through the same canonicalizer.
 func Protected(reg *engine.Registry, ws *engine.Workspace) engine.PreHook {
 	ig := &ignoreCache{ws: ws}
 	return engine.PreFunc(func(ctx context.Context, c *engine.Call) error {
+		if !isMutating(reg, c.Tool) {
+			return nil
+		}
 		rel, ok, err := c.Target()
 		if err != nil || !ok {
 			return err
-		}
-		if !isMutating(reg, c.Tool) {
-			return nil
 		}
 		if orchestration.IsGoverned(rel) {
 			return &engine.Denial{Code: engine.ProtectedPath, Path: rel,

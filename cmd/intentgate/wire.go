@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/orchestration"
-	"github.com/intentgate/intentgate/tools"
 )
 
 // governed is one workspace under intentgate: the engine with every policy
@@ -75,7 +73,7 @@ func open(dir string) (*governed, error) {
 		hooks.Intact(g.orch),
 		hooks.Gatekeeper(reg, g.intents, g.sessions),
 		modes,
-		dirPaths(hooks.Protected(reg, ws)),
+		hooks.Protected(reg, ws),
 		hooks.Scope(reg, g.intents),
 		hl,
 	)
@@ -99,19 +97,4 @@ func (g *governed) close() {
 		g.ledger.Close()
 	}
 	g.ws.Close()
-}
-
-// dirPaths lets the tools that take a directory name one: Protected
-// canonicalizes "path" as a file, which refuses "." and "src/". These tools
-// only read, so for them Protected only ever refused paths that leave the
-// workspace; their path is checked as a directory instead, to the same end.
-func dirPaths(next engine.PreHook) engine.PreHook {
-	return engine.PreFunc(func(ctx context.Context, c *engine.Call) error {
-		switch c.Tool {
-		case "list_files", "search_files", "list_code_definition_names":
-			_, err := tools.DirTarget(c)
-			return err
-		}
-		return next.Pre(ctx, c)
-	})
 }
