@@ -615,3 +615,36 @@ func TestLedgerTail(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendAllChains(t *testing.T) {
+	path := filepath.Join(t.TempDir(), LedgerName)
+	l, err := OpenLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	mk := func(i int) *Record {
+		rec, err := NewRecord(RecordInput{Path: fmt.Sprintf("src/%d.go", i), Meta: Meta{Mutation: MutationCreate}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	if err := l.Append(mk(0)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := l.AppendAll([]*Record{mk(1), mk(2), mk(3)})
+	if err != nil || n != 3 {
+		t.Fatalf("AppendAll = %d, %v; want 3", n, err)
+	}
+	if err := l.Append(mk(4)); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := VerifyChain(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Lines != 5 || len(rep.Forks) != 0 {
+		t.Fatalf("VerifyChain after AppendAll = %v", rep)
+	}
+}

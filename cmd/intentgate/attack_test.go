@@ -30,6 +30,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -357,7 +358,7 @@ type atkProc struct {
 	in     *bufio.Writer
 	inC    interface{ Close() error }
 	out    *bufio.Reader
-	stderr bytes.Buffer
+	stderr atkSyncBuffer
 	raw    bytes.Buffer // all of stdout
 	n      int
 	closed bool
@@ -1577,4 +1578,29 @@ func TestAttackBookkeepingRedirect(t *testing.T) {
 			e.checkAround()
 		})
 	}
+}
+
+// atkSyncBuffer is a bytes.Buffer a running process may write to while a
+// failing test reads it.
+type atkSyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *atkSyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *atkSyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *atkSyncBuffer) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]byte(nil), s.b.Bytes()...)
 }

@@ -46,6 +46,7 @@ var gitignoreLines = []string{
 	".orchestration/*.lock",
 	".orchestration/*.broken",
 	".orchestration/intent_map.json",
+	".orchestration/index/",
 }
 
 var gitattributesLines = []string{

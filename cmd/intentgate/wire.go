@@ -7,6 +7,7 @@ import (
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/orchestration/audit"
 )
 
 // governed is one workspace under intentgate: the engine with every policy
@@ -66,7 +67,12 @@ func open(dir string) (*governed, error) {
 
 	tr := hooks.NewTrace(hooks.TraceConfig{
 		Ledger: g.ledger, Git: g.git, Version: version,
-		Then: []hooks.Recorder{hooks.NewIntentMap(g.intents, g.orch)},
+		Then: []hooks.Recorder{
+			hooks.NewIntentMap(g.intents, g.orch),
+			// Line fingerprints of each version, so blame can follow lines
+			// that later edits move.
+			audit.NewCapture(ws.Dir, g.ledger.Path()),
+		},
 	})
 	e := engine.New(reg)
 	e.Use(

@@ -15,6 +15,10 @@ import (
 // command put in their place.
 const NoFollow = syscall.O_NOFOLLOW
 
+// NonBlock keeps an open of a FIFO from waiting for a writer that may never
+// come; check the opened file is regular before reading it.
+const NonBlock = syscall.O_NONBLOCK
+
 func lockFile(f *os.File) error {
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)

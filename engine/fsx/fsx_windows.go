@@ -12,6 +12,9 @@ import (
 // agent's command does not normally have.
 const NoFollow = 0
 
+// NonBlock is 0 on Windows, where opening a file does not block.
+const NonBlock = 0
+
 func lockFile(f *os.File) error {
 	ol := new(windows.Overlapped)
 	return windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol)

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/intentgate/intentgate/orchestration/audit"
+	"github.com/spf13/cobra"
+)
+
+type traceVerifyOptions struct {
+	traceFlags
+	progress bool
+	noDrift  bool
+}
+
+func newTraceVerifyCmd() *cobra.Command {
+	o := &traceVerifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check that the ledger is intact: schema, hash chain, checkpoints, and content drift",
+		Long: `verify reads the ledger once and checks that every line is a valid Agent Trace
+0.1.0 record, that the prev chain holds (union-merge forks are reported, not
+failed), that every checkpoint sealed under refs/intentgate/checkpoints is
+still a prefix of the ledger, and reports a torn last line. For each file it
+also says whether the latest recorded ranges still hold their content, moved
+elsewhere in the file, changed, or whether the file is gone.
+
+The first bad record is named by line number and kind: edit, deletion,
+insertion, reorder, truncation or rewrite (a hash chain alone cannot always
+tell an edit from a deletion right after the line; a checkpoint can).
+
+Exit status: 0 intact, 1 not intact, 2 verify could not run.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTraceVerify(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	o.add(cmd, true)
+	cmd.Flags().BoolVar(&o.progress, "progress", false, "draw a progress bar on stderr even when it is not a terminal")
+	cmd.Flags().BoolVar(&o.noDrift, "no-drift", false, "skip the content drift check")
+	return cmd
+}
+
+func runTraceVerify(o *traceVerifyOptions, out, errw io.Writer) error {
+	bar, progress := traceNewProgress(errw, "verify", o.progress)
+	rep, err := audit.Verify(audit.VerifyOptions{Workspace: o.workspace, Ledger: o.ledger, NoDrift: o.noDrift, Progress: progress})
+	bar.done()
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if o.json {
+		if err := traceWriteJSON(out, rep); err != nil {
+			return err
+		}
+	} else {
+		tracePrintVerify(out, rep)
+	}
+	if !rep.Intact {
+		return &exitError{code: 1, err: errors.New("the ledger is not intact")}
+	}
+	return nil
+}
+
+func tracePrintVerify(out io.Writer, rep *audit.VerifyReport) {
+	rate := float64(rep.Bytes) / 1e6 / max(rep.Seconds, 1e-9)
+	fmt.Fprintf(out, "%s: %d lines, %d records, %s, read in %.2fs (%.0f MB/s)\n",
+		rep.Ledger, rep.Lines, rep.Records, traceHumanBytes(rep.Bytes), rep.Seconds, rate)
+	if rep.Intact {
+		fmt.Fprintln(out, "INTACT")
+	} else {
+		fmt.Fprintf(out, "NOT INTACT: first bad record at line %d: %s: %s\n", rep.FirstBad.Line, rep.FirstBad.Kind, rep.FirstBad.Detail)
+		const show = 20
+		for i, p := range rep.Problems {
+			if i == show {
+				fmt.Fprintf(out, "  ... and %d more\n", len(rep.Problems)-show)
+				break
+			}
+			fmt.Fprintf(out, "  line %d: %s (%s): %s\n", p.Line, p.Kind, p.Fault, p.Detail)
+		}
+	}
+	if rep.SeedRecords > 0 {
+		fmt.Fprintf(out, "%d records are in the seed (trp1) shape; they validate as the Agent Trace records they stand for\n", rep.SeedRecords)
+	}
+	if len(rep.Forks) > 0 {
+		var parts []string
+		for i, f := range rep.Forks {
+			if i == 10 {
+				parts = append(parts, fmt.Sprintf("and %d more", len(rep.Forks)-10))
+				break
+			}
+			if f.Parent == 0 {
+				parts = append(parts, fmt.Sprintf("line %d starts a new chain", f.Line))
+			} else {
+				parts = append(parts, fmt.Sprintf("line %d -> line %d", f.Line, f.Parent))
+			}
+		}
+		fmt.Fprintf(out, "forks (union merges; not failures): %s\n", strings.Join(parts, ", "))
+	}
+	if rep.TornTail > 0 {
+		fmt.Fprintf(out, "torn tail: the last %d bytes are not a complete line (a crash, or an append in progress); the next append moves them to %s.broken\n", rep.TornTail, rep.Ledger)
+	}
+	switch {
+	case rep.CheckpointNote != "":
+		fmt.Fprintf(out, "checkpoints: %s\n", rep.CheckpointNote)
+	case len(rep.Checkpoints) == 0:
+		fmt.Fprintln(out, "checkpoints: none (intentgate trace seal makes one)")
+	default:
+		fmt.Fprintf(out, "checkpoints: %d\n", len(rep.Checkpoints))
+		for _, c := range rep.Checkpoints {
+			state := "holds: the ledger only grew since"
+			if !c.OK {
+				state = "BROKEN: " + c.Finding.Detail
+			}
+			fmt.Fprintf(out, "  %.12s %s %d records: %s\n", c.Commit, c.Time.UTC().Format("2006-01-02T15:04:05Z"), c.Records, state)
+		}
+	}
+	counts := map[string]int{}
+	for _, d := range rep.Drift {
+		counts[d.Status]++
+	}
+	if len(rep.Drift) > 0 {
+		fmt.Fprintf(out, "content: %d files: %d unchanged, %d hold, %d moved, %d changed, %d deleted, %d removed by their records\n",
+			len(rep.Drift), counts[audit.DriftUnchanged], counts[audit.DriftHolds], counts[audit.DriftMoved],
+			counts[audit.DriftChanged], counts[audit.DriftDeleted], counts[audit.DriftRemoved])
+		shown := 0
+		for _, d := range rep.Drift {
+			if d.Status == audit.DriftUnchanged || d.Status == audit.DriftRemoved || d.Status == audit.DriftHolds {
+				continue
+			}
+			if shown++; shown > 20 {
+				fmt.Fprintln(out, "  ...")
+				break
+			}
+			fmt.Fprintf(out, "  %s: %s since line %d (%.8s)", d.Path, d.Status, d.Line, d.Record)
+			for _, r := range d.Ranges {
+				if r.Status == audit.DriftMoved {
+					fmt.Fprintf(out, "; %d-%d moved to %d", r.Start, r.End, r.MovedTo)
+				} else if r.Status == audit.DriftChanged {
+					fmt.Fprintf(out, "; %d-%d changed", r.Start, r.End)
+				}
+			}
+			if d.Detail != "" {
+				fmt.Fprintf(out, ": %s", d.Detail)
+			}
+			fmt.Fprintln(out)
+		}
+	}
+}
