@@ -87,7 +87,7 @@ type Unseen struct {
 // skipDir reports directories never walked, by workspace-relative path.
 func skipDir(rel string) bool {
 	switch rel {
-	case ".orchestration/sessions", ".orchestration/locks":
+	case ".orchestration/sessions", ".orchestration/locks", ".orchestration/index":
 		return true
 	}
 	return false
@@ -102,6 +102,12 @@ func skipFile(rel string) bool {
 	base := rel[len(".orchestration/"):]
 	return strings.HasPrefix(base, "agent_trace.jsonl") || strings.HasPrefix(base, "intent_map.") ||
 		strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".lock")
+}
+
+// isDaemonSocket reports the socket of intentgate serve, which appears and
+// disappears as the daemon starts and stops, whatever a command does.
+func isDaemonSocket(rel string, t fs.FileMode) bool {
+	return rel == ".orchestration/intentgate.sock" && t&fs.ModeSocket != 0
 }
 
 // TakeSnapshot walks the workspace rooted at dir.
@@ -153,7 +159,7 @@ func TakeSnapshot(dir string) (*Snapshot, error) {
 		// Bookkeeping files are skipped only while they are plain files: one
 		// a command turned into a symlink (or anything else) would have
 		// intentgate itself write wherever it points.
-		if skipFile(rel) && d.Type().IsRegular() {
+		if skipFile(rel) && d.Type().IsRegular() || isDaemonSocket(rel, d.Type()) {
 			return nil
 		}
 		fi, err := d.Info()

@@ -20,8 +20,10 @@ import (
 const maxHookBytes = 64 << 20
 
 type hookOptions struct {
-	workspace    string // overrides the workspace found from the event
-	onlyGoverned bool   // stay silent outside workspaces that have .orchestration/
+	workspace    string    // overrides the workspace found from the event
+	onlyGoverned bool      // stay silent outside workspaces that have .orchestration/
+	warm         *governed // a workspace kept open across events (the daemon's)
+	noDaemon     bool      // do the work here, never through a running daemon
 }
 
 func newHookCmd() *cobra.Command {
@@ -83,7 +85,7 @@ func runHook(ctx context.Context, o *hookOptions, d agents.Dialect, in io.Reader
 		fmt.Fprintf(errw, "intentgate hook %s: cannot read the event: %v\n", d.Name(), err)
 		return d.Render(ev, failReply(ev, "intentgate could not read the hook event: "+err.Error()))
 	}
-	h := &hookRun{o: o, ev: ev, errw: errw}
+	h := &hookRun{o: o, ev: ev, errw: errw, raw: raw}
 	return d.Render(ev, h.handle(ctx))
 }
 
@@ -102,6 +104,7 @@ func failReply(ev *agents.Event, why string) agents.Reply {
 type hookRun struct {
 	o    *hookOptions
 	ev   *agents.Event
+	raw  []byte // the event as read, for a daemon to handle
 	errw io.Writer
 	g    *governed
 	dir  string // the workspace as found, spelled like the agent's paths
@@ -142,12 +145,15 @@ func (h *hookRun) handle(ctx context.Context) agents.Reply {
 		dir = abs
 	}
 	h.dir = dir
-	g, err := open(dir)
+	if r, ok := h.viaDaemon(ctx, dir); ok {
+		return r
+	}
+	g, release, err := h.o.open(dir)
 	if err != nil {
 		fmt.Fprintf(h.errw, "intentgate hook %s: %v\n", ev.Agent, err)
 		return failReply(ev, "cannot open the workspace: "+err.Error())
 	}
-	defer g.close()
+	defer release()
 	h.g = g
 	var r agents.Reply
 	switch ev.Kind {

@@ -47,6 +47,7 @@ var gitignoreLines = []string{
 	".orchestration/*.broken",
 	".orchestration/intent_map.json",
 	".orchestration/index/",
+	".orchestration/intentgate.sock",
 }
 
 var gitattributesLines = []string{

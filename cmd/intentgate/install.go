@@ -31,6 +31,7 @@ type installOptions struct {
 	dryRun    bool
 	workspace string
 	command   string // how the agent runs intentgate
+	daemon    string // claude-code: the loopback address of `intentgate serve`, for http hooks
 }
 
 var installAgents = []string{"claude-code", "codex", "gemini", "cursor", "cline"}
@@ -64,6 +65,8 @@ added.`,
 		},
 	}
 	installFlags(cmd, o)
+	cmd.Flags().StringVar(&o.daemon, "daemon", "", "claude-code: send tool and prompt events as http hooks to intentgate serve at this `address`")
+	cmd.Flags().Lookup("daemon").NoOptDefVal = defaultDaemonAddr
 	return cmd
 }
 
@@ -125,6 +128,9 @@ func runInstall(o *installOptions, agent string, remove bool, out io.Writer) err
 	}
 	if strings.TrimSpace(o.command) == "" {
 		return errors.New("--command is empty")
+	}
+	if err := o.checkDaemon(agent); err != nil {
+		return err
 	}
 	p, err := planInstall(o, agent, remove)
 	if err != nil {
@@ -297,6 +303,10 @@ func planInstall(o *installOptions, agent string, remove bool) (*installPlan, er
 			{event: "PreToolUse", matcher: tools}, {event: "PostToolUse", matcher: tools},
 			{event: "SessionStart"}, {event: "UserPromptSubmit"},
 		}
+		if o.daemon != "" && !remove {
+			specs = o.daemonSpecs(specs, agent)
+			p.notes = append(p.notes, daemonNote(o.daemon))
+		}
 		err = p.addJSON(o, filepath.Join(dir, "settings.json"), remove, claudeHooks(specs, command, false, ours))
 		mcp := filepath.Join(root, ".mcp.json")
 		if o.global {
@@ -437,6 +447,7 @@ func (p *installPlan) addJSON(o *installOptions, path string, remove bool, edit 
 type hookSpec struct {
 	event   string
 	matcher string // "" for events without one
+	url     string // an http hook to this URL instead of the command
 }
 
 // claudeHooks merges specs into doc["hooks"] (Claude Code, Codex, Gemini
@@ -444,6 +455,9 @@ type hookSpec struct {
 func claudeHooks(specs []hookSpec, command string, named bool, ours func(string) bool) jsonEdit {
 	isOurs := func(h *jnode) bool {
 		c, ok := h.get("command").str()
+		if u, isURL := h.get("url").str(); !ok && isURL {
+			return isDaemonHookURL(u)
+		}
 		return ok && ours(c)
 	}
 	return func(doc *jnode, remove bool) (bool, string, error) {
@@ -473,7 +487,11 @@ func claudeHooks(specs []hookSpec, command string, named bool, ours func(string)
 				// Gemini CLI names handlers, for /hooks enable|disable.
 				handler.set("name", jvalue("intentgate"))
 			}
-			handler.set("type", jvalue("command")).set("command", jvalue(command))
+			if s.url != "" {
+				handler.set("type", jvalue("http")).set("url", jvalue(s.url))
+			} else {
+				handler.set("type", jvalue("command")).set("command", jvalue(command))
+			}
 			group := jobject()
 			if s.matcher != "" {
 				group.set("matcher", jvalue(s.matcher))

@@ -56,6 +56,7 @@ Start with:  intentgate demo`,
 		newPromptCmd(),
 		newSessionCmd(),
 		newHookCmd(), newIntentCmd(), newInstallCmd(), newUninstallCmd(),
+		newMCPCmd(), newServeCmd(),
 		newTraceCmd(),
 	)
 	return root

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestClaudeCodeEndToEnd runs the real Claude Code binary against a scripted
+// model (shared/tools/fakellm) in a workspace where `intentgate install
+// claude-code` put its hooks: an out-of-scope Write is denied, an Edit after a
+// Read is traced with its ranges, and a Bash command writing outside the
+// scope is reported to the model and recorded as a violation. The "daemon"
+// case does the same with `install --daemon` and `intentgate serve`.
+//
+// It downloads Claude Code from npm (over 200 MB), so it runs only with
+// INTENTGATE_E2E_CLAUDE=1. INTENTGATE_CLAUDE_BIN may name an installed claude
+// binary to use instead; INTENTGATE_SHARED the shared/ directory.
+func TestClaudeCodeEndToEnd(t *testing.T) {
+	if os.Getenv("INTENTGATE_E2E_CLAUDE") != "1" {
+		t.Skip("set INTENTGATE_E2E_CLAUDE=1 to run Claude Code end to end (it installs @anthropic-ai/claude-code from npm)")
+	}
+	shared := os.Getenv("INTENTGATE_SHARED")
+	if shared == "" {
+		shared, _ = filepath.Abs(filepath.Join("..", "..", "..", "shared"))
+	}
+	fakeSrc := filepath.Join(shared, "tools", "fakellm")
+	if _, err := os.Stat(filepath.Join(fakeSrc, "main.go")); err != nil {
+		t.Skipf("no fakellm at %s (set INTENTGATE_SHARED): %v", fakeSrc, err)
+	}
+	tools := t.TempDir()
+	fakellm := filepath.Join(tools, "fakellm")
+	build := exec.Command("go", "build", "-o", fakellm, ".")
+	build.Dir = fakeSrc
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building fakellm: %v\n%s", err, out)
+	}
+	claude := claudeBinary(t, tools)
+	bin := e2eBinary(t)
+
+	for _, daemon := range []bool{false, true} {
+		name := "command-hooks"
+		if daemon {
+			name = "daemon"
+		}
+		t.Run(name, func(t *testing.T) { claudeScenario(t, bin, claude, fakellm, daemon) })
+	}
+}
+
+// claudeBinary installs Claude Code from npm into dir, unless
+// INTENTGATE_CLAUDE_BIN names one.
+func claudeBinary(t *testing.T, dir string) string {
+	t.Helper()
+	if bin := os.Getenv("INTENTGATE_CLAUDE_BIN"); bin != "" {
+		return bin
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("INTENTGATE_E2E_CLAUDE=1 needs npm: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--prefix", dir, "@anthropic-ai/claude-code")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm install @anthropic-ai/claude-code: %v\n%s", err, out)
+	}
+	bin := filepath.Join(dir, "node_modules", ".bin", "claude")
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude --version: %v\n%s", err, out)
+	}
+	t.Logf("Claude Code %s", bytes.TrimSpace(out))
+	return bin
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func claudeScenario(t *testing.T, bin, claude, fakellm string, daemon bool) {
+	ws := e2eWorkspace(t, mcpIntents, map[string]string{"src/app.txt": "line1\nbeta\nline3\n"})
+	if ws2, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = ws2 // the paths Claude Code reports are real ones
+	}
+	args := []string{"install", "claude-code", "-w", ws, "--command", bin}
+	if daemon {
+		args = append(args, "--daemon="+freeLoopbackAddr(t))
+	}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	var d *serveProc
+	if daemon {
+		d = startServeOn(t, ws)
+	}
+
+	abs := func(rel string) string { return filepath.Join(ws, filepath.FromSlash(rel)) }
+	script, _ := json.Marshal([]map[string]any{
+		{"tool": "Write", "input": map[string]any{"file_path": abs("docs/out.md"), "content": "no\n"}},
+		{"tool": "Read", "input": map[string]any{"file_path": abs("src/app.txt")}},
+		{"tool": "Edit", "input": map[string]any{"file_path": abs("src/app.txt"), "old_string": "beta", "new_string": "BETA\nextra"}},
+		{"tool": "Bash", "input": map[string]any{"command": "echo hi > " + abs("outside.txt"), "description": "write outside the scope"}},
+		{"text": "All done."},
+	})
+	dir := t.TempDir()
+	scriptPath, logPath := filepath.Join(dir, "script.json"), filepath.Join(dir, "requests.log")
+	if err := os.WriteFile(scriptPath, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeLoopbackAddr(t)
+	llm := exec.Command(fakellm, "-addr", addr, "-script", scriptPath, "-log", logPath)
+	if err := llm.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { llm.Process.Kill(); llm.Wait() })
+	waitListening(t, addr)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard
+	defer cancel()
+	cmd := exec.CommandContext(ctx, claude, "-p", "work on @INT-001", "--permission-mode", "acceptEdits",
+		"--allowedTools", "Read", "Edit", "Write", "Bash(echo:*)", "--output-format", "json")
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL=http://"+addr, "ANTHROPIC_API_KEY=sk-ant-dummy",
+		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "HOME="+t.TempDir(), "CLAUDE_PROJECT_DIR=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("claude: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+
+	// What the model was told, from the requests Claude Code sent it.
+	results, texts := claudeRequests(t, logPath)
+	denied := false
+	for _, r := range results {
+		if r.isError && strings.Contains(r.text, `"error":"SCOPE_VIOLATION"`) && strings.Contains(r.text, `"path":"docs/out.md"`) {
+			denied = true
+		}
+	}
+	if !denied {
+		t.Errorf("no is_error tool result with the SCOPE_VIOLATION denial of docs/out.md; tool results: %+v", results)
+	}
+	reported := slices.ContainsFunc(texts, func(s string) bool {
+		return strings.Contains(s, "PostToolUse:Bash hook blocking error") && strings.Contains(s, "SCOPE_VIOLATION") && strings.Contains(s, "outside.txt")
+	})
+	if !reported {
+		t.Errorf("the model was not told that the command wrote outside.txt out of scope; texts: %q", texts)
+	}
+
+	// What the ledger holds.
+	if _, err := os.Stat(abs("docs/out.md")); !os.IsNotExist(err) {
+		t.Errorf("docs/out.md exists: the denied Write happened")
+	}
+	e := &hookEnv{t: t, ws: ws}
+	content, _ := os.ReadFile(abs("src/app.txt"))
+	if string(content) != "line1\nBETA\nextra\nline3\n" {
+		t.Errorf("src/app.txt = %q after the Edit", content)
+	}
+	var got []string
+	for _, r := range e.ledger() {
+		m := r.Metadata.IG
+		c := ""
+		if r.path() == "src/app.txt" {
+			c = string(content)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s %v", m.Decision, m.Mutation, r.path(), r.ranges(t, c)))
+	}
+	want := []string{
+		"deny denial docs/out.md []",
+		"allow modify src/app.txt [2-3]",
+		"violation violation outside.txt [1-1]",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ledger:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if d != nil {
+		if n := strings.Count(d.stderr.String(), "via=http"); n < 6 {
+			t.Errorf("the daemon answered %d http hooks, want every tool and prompt event:\n%s", n, d.stderr.String())
+		}
+	}
+	if t.Failed() {
+		t.Logf("claude stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+}
+
+// startServeOn starts the daemon on the address install --daemon wrote.
+func startServeOn(t *testing.T, ws string) *serveProc {
+	t.Helper()
+	addr := daemonAddrFromSettings(ws)
+	if addr == "" {
+		t.Fatal("install --daemon wrote no http hook")
+	}
+	return startServe(t, ws, "--addr", addr)
+}
+
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if i > 600 { // a hang guard, not a timing assertion
+			t.Fatalf("nothing listens on %s: %v", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type claudeToolResult struct {
+	isError bool
+	text    string
+}
+
+var requestHead = regexp.MustCompile(`(?m)^=== \d+ \S+ \S+\n`)
+
+// claudeRequests reads fakellm's request log: the tool results and the texts
+// Claude Code sent the model.
+func claudeRequests(t *testing.T, path string) (results []claudeToolResult, texts []string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range requestHead.Split(string(data), -1) {
+		var req struct {
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if json.Unmarshal([]byte(body), &req) != nil {
+			continue
+		}
+		for _, m := range req.Messages {
+			var blocks []struct {
+				Type    string          `json:"type"`
+				Text    string          `json:"text"`
+				IsError bool            `json:"is_error"`
+				Content json.RawMessage `json:"content"`
+			}
+			if json.Unmarshal(m.Content, &blocks) != nil {
+				continue
+			}
+			for _, b := range blocks {
+				switch b.Type {
+				case "text":
+					texts = append(texts, b.Text)
+				case "tool_result":
+					results = append(results, claudeToolResult{b.IsError, blockText(b.Content)})
+				}
+			}
+		}
+	}
+	return results, texts
+}
+
+// blockText is a tool result's content: a string, or text blocks.
+func blockText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}

@@ -1,0 +1,107 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+const isWindows = false
+
+// canVerifyPeer: the kernel says who listens on a socket.
+const canVerifyPeer = true
+
+// verifyPeer checks, through the kernel's record of who listens on the
+// socket, that it is this user running this executable.
+func verifyPeer(c net.Conn) error {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return errors.New("not a unix socket")
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return cerr
+	}
+	if int(cred.Uid) != os.Geteuid() {
+		return fmt.Errorf("the socket's process runs as uid %d", cred.Uid)
+	}
+	return sameExecutable(fmt.Sprintf("/proc/%d/exe", cred.Pid), "/proc/self/exe")
+}
+
+func sameExecutable(peer, self string) error {
+	pf, err := os.Stat(peer)
+	if err != nil {
+		return err
+	}
+	sf, err := os.Stat(self)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(pf, sf) {
+		return errors.New("the socket's process runs another executable")
+	}
+	return nil
+}
+
+// tcpPeerUID asks the kernel (sock_diag over netlink, as ss(8) does) which
+// user owns the client end of a TCP connection; ok is false if it cannot
+// tell.
+func tcpPeerUID(client, server *net.TCPAddr) (uid int, ok bool) {
+	family, src, dst := unix.AF_INET, client.IP.To4(), server.IP.To4()
+	if src == nil || dst == nil {
+		family, src, dst = unix.AF_INET6, client.IP.To16(), server.IP.To16()
+	}
+	if src == nil || dst == nil {
+		return 0, false
+	}
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_INET_DIAG)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 1})
+
+	// struct nlmsghdr, then struct inet_diag_req_v2 naming one socket.
+	const hdrLen, reqLen = 16, 56
+	msg := make([]byte, hdrLen+reqLen)
+	ne, be := binary.NativeEndian, binary.BigEndian
+	ne.PutUint32(msg[0:], hdrLen+reqLen)
+	ne.PutUint16(msg[4:], unix.SOCK_DIAG_BY_FAMILY)
+	ne.PutUint16(msg[6:], unix.NLM_F_REQUEST)
+	req := msg[hdrLen:]
+	req[0], req[1] = byte(family), unix.IPPROTO_TCP
+	ne.PutUint32(req[4:], ^uint32(0)) // every state
+	be.PutUint16(req[8:], uint16(client.Port))
+	be.PutUint16(req[10:], uint16(server.Port))
+	copy(req[12:28], src)
+	copy(req[28:44], dst)
+	ne.PutUint32(req[48:], ^uint32(0)) // no cookie
+	ne.PutUint32(req[52:], ^uint32(0))
+	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return 0, false
+	}
+	buf := make([]byte, 4096)
+	n, _, err := unix.Recvfrom(fd, buf, 0)
+	if err != nil || n < hdrLen+68 || ne.Uint16(buf[4:]) != unix.SOCK_DIAG_BY_FAMILY {
+		return 0, false // NLMSG_ERROR: no such socket
+	}
+	// struct inet_diag_msg: idiag_uid follows family, state, timer,
+	// retrans, the socket id and three counters.
+	return int(ne.Uint32(buf[hdrLen+64:])), true
+}

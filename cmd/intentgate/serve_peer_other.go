@@ -1,0 +1,24 @@
+//go:build !linux && !darwin
+
+package main
+
+import (
+	"errors"
+	"net"
+	"runtime"
+)
+
+const isWindows = runtime.GOOS == "windows"
+
+// canVerifyPeer: nothing here tells who listens on a socket, so the hook never
+// uses one and the daemon makes none unless told to.
+const canVerifyPeer = false
+
+// verifyPeer cannot tell here who listens on the socket, so the hook never
+// trusts it and does its work itself; the daemon's HTTP hooks still work.
+func verifyPeer(net.Conn) error {
+	return errors.New("the process behind a socket cannot be checked on " + runtime.GOOS)
+}
+
+// tcpPeerUID cannot tell here who owns the other end of a TCP connection.
+func tcpPeerUID(client, server *net.TCPAddr) (int, bool) { return 0, false }
