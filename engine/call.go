@@ -139,7 +139,10 @@ type FileChange struct {
 	// could not be inspected (a name too long for the kernel, an unreadable
 	// directory): it cannot be judged, so it is never taken as in scope.
 	Uninspected bool
-	Reason      string
+	// BeforeUnknown says Before is not the old content (a large file a
+	// command changed): no before hash is recorded for it.
+	BeforeUnknown bool
+	Reason        string
 }
 
 // FileRead is a whole or partial read of a file, for the hash lock baseline.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/intentgate/intentgate/engine"
@@ -208,5 +209,34 @@ func TestReplacedOrchestrationRefusesEverything(t *testing.T) {
 	}
 	if !errors.Is(d, engine.ErrHookError) {
 		t.Error("errors.Is(HOOK_ERROR) = false")
+	}
+}
+
+// A command that changes a file too large for the snapshot to keep: its old
+// content is unknown, so no before hash is claimed, and the whole file is
+// ranged.
+func TestUnknownOldContentHasNoBeforeHash(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef\n", 70000) // 1.19 MB, over the 1 MiB kept per file
+	e := newEnv(t, map[string]string{"src/big.txt": big})
+	e.must("select_active_intent", map[string]any{"intent_id": "INT-001"})
+	e.must("execute_command", map[string]any{"command": "echo tail >> src/big.txt"})
+	var last *orchestration.Record
+	if err := orchestration.ScanLedger(filepath.Join(e.orch, "agent_trace.jsonl"), func(_ int, _ []byte, rec *orchestration.Record, err error) error {
+		if err == nil && rec.Meta != nil && rec.Meta.Tool == "execute_command" {
+			last = rec
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if last == nil {
+		t.Fatal("no record of the command's change")
+	}
+	if last.Meta.BeforeSHA256 != "" || last.Meta.AfterSHA256 != engine.Hash([]byte(big+"tail\n")) {
+		t.Errorf("before/after = %q/%q, want no before hash and the new file's hash", last.Meta.BeforeSHA256, last.Meta.AfterSHA256)
+	}
+	r := last.Files[0].Conversations[0].Ranges
+	if len(r) != 1 || r[0].StartLine != 1 || r[0].EndLine != 70001 {
+		t.Errorf("ranges = %+v, want the whole file 1-70001", r)
 	}
 }

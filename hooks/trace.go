@@ -56,7 +56,7 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 			Intent: c.Intent, Session: c.Session, CallID: c.ID, Tool: c.Tool,
 			DeletedLines: deleted,
 		}
-		if ch.Existed {
+		if ch.Existed && !ch.BeforeUnknown {
 			m.BeforeSHA256 = engine.Hash(ch.Before)
 		}
 		// A name that is not UTF-8 (a command can create one) cannot be

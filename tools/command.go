@@ -76,6 +76,7 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 			fc := engine.FileChange{Path: ch.Path, Before: ch.Before, After: ch.After,
 				Existed: ch.Existed, Deleted: ch.Deleted}
 			if !ch.Known {
+				fc.BeforeUnknown = true
 				fc.Reason = "old content unknown (file too large to snapshot)"
 			}
 			if ch.Link != "" {

@@ -268,7 +268,7 @@ func (h *hookRun) observeFile(ctx context.Context, c *engine.Call, op agents.Op)
 		known = false
 	}
 	if !known {
-		ch.Before, ch.Existed = nil, true
+		ch.Before, ch.Existed, ch.BeforeUnknown = nil, true, true
 		ch.Reason = "old content unknown: the whole file is recorded"
 	}
 	switch {
@@ -377,6 +377,7 @@ func commandChanges(st *tools.StoredSnapshot, diff []tools.Change, unseen []tool
 		fc := engine.FileChange{Path: ch.Path, Before: ch.Before, After: ch.After,
 			Existed: ch.Existed, Deleted: ch.Deleted}
 		if !ch.Known {
+			fc.BeforeUnknown = true
 			fc.Reason = "old content unknown (not kept in the snapshot): the whole file is recorded"
 		}
 		if ch.Link != "" {
