@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -119,42 +116,12 @@ func intentsHasVolume(s string) bool {
 }
 
 // IntentsError is one problem in an intents file, with its position.
-type IntentsError struct {
-	File         string
-	Line, Column int
-	Msg          string
-}
-
-func (e *IntentsError) Error() string {
-	switch {
-	case e.Line > 0 && e.Column > 0:
-		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
-	case e.Line > 0:
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
-}
+type IntentsError = yamlPos
 
 // IntentsErrors is every problem found in one intents file, in file order, so
-// that a person can fix them all in one edit.
-type IntentsErrors []*IntentsError
-
-func (es IntentsErrors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.Error()
-	}
-	return strings.Join(lines, "\n")
-}
-
-// Unwrap lets errors.As find an individual *IntentsError.
-func (es IntentsErrors) Unwrap() []error {
-	errs := make([]error, len(es))
-	for i, e := range es {
-		errs[i] = e
-	}
-	return errs
-}
+// that a person can fix them all in one edit. errors.As finds an individual
+// *IntentsError in it.
+type IntentsErrors = yamlErrors
 
 // LoadIntents reads and strictly parses the intents file at path. A read
 // error is returned as is (errors.Is(err, fs.ErrNotExist) works); a bad file
@@ -171,7 +138,7 @@ func LoadIntents(path string) (*IntentSet, error) {
 // in error messages only. On any problem it returns IntentsErrors listing all
 // of them, each with line and column.
 func ParseIntents(file string, data []byte) (set *IntentSet, err error) {
-	p := &intentsParser{file: file}
+	p := &intentsParser{yamlParser{file: file}}
 	defer func() {
 		// The YAML library has panicked on malformed input before
 		// (CVE-2022-28948); a bad file must read as an error, never crash a hook.
@@ -185,94 +152,23 @@ func ParseIntents(file string, data []byte) (set *IntentSet, err error) {
 		set = p.intents(doc)
 	}
 	if len(p.errs) > 0 {
-		sort.SliceStable(p.errs, func(i, j int) bool {
-			a, b := p.errs[i], p.errs[j]
-			if a.Line != b.Line {
-				return a.Line < b.Line
-			}
-			return a.Column < b.Column
-		})
-		return nil, p.errs
+		return nil, p.sorted()
 	}
 	return set, nil
 }
 
 type intentsParser struct {
-	file string
-	errs IntentsErrors
-}
-
-func (p *intentsParser) at(line, col int, format string, args ...any) {
-	p.errs = append(p.errs, &IntentsError{File: p.file, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)})
-}
-
-func (p *intentsParser) errorf(n *yaml.Node, format string, args ...any) {
-	line, col := 1, 1
-	if n != nil && n.Line > 0 {
-		line, col = n.Line, n.Column
-	}
-	p.at(line, col, format, args...)
-}
-
-// syntax records a YAML syntax error. The YAML library reports the position
-// of those only in the text ("yaml: line 3: ..."), and without a column.
-func (p *intentsParser) syntax(err error) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if num, text, ok := strings.Cut(rest, ": "); ok {
-			if line, err := strconv.Atoi(num); err == nil && line > 0 {
-				p.at(line, 0, "invalid YAML: %s", text)
-				return
-			}
-		}
-	}
-	p.at(1, 1, "invalid YAML: %s", msg)
+	yamlParser
 }
 
 // document decodes the single YAML document of the file and returns its root
 // node, or nil after recording why there is none.
 func (p *intentsParser) document(data []byte) *yaml.Node {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			p.at(1, 1, "file is empty: expected the top-level key active_intents (write \"active_intents: []\" for no intents)")
-		} else {
-			p.syntax(err)
-		}
-		return nil
-	}
-	var extra yaml.Node
-	switch err := dec.Decode(&extra); {
-	case err == nil:
-		p.errorf(&extra, "a second YAML document is not allowed")
-	case !errors.Is(err, io.EOF):
-		p.syntax(err)
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+	root, ok := p.decode(data)
+	if root == nil && ok {
 		p.at(1, 1, "file is empty: expected the top-level key active_intents (write \"active_intents: []\" for no intents)")
-		return nil
 	}
-	return doc.Content[0]
-}
-
-// pairs walks a mapping's key/value pairs, reporting duplicate and
-// non-string keys; fn sees each distinct string key once.
-func (p *intentsParser) pairs(m *yaml.Node, where string, fn func(key string, k, v *yaml.Node)) {
-	seen := make(map[string]int)
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], m.Content[i+1]
-		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
-			p.errorf(k, "keys must be strings%s, got %s", where, intentsDescribe(k))
-			continue
-		}
-		if first, dup := seen[k.Value]; dup {
-			p.errorf(k, "duplicate key %q%s (first at line %d)", k.Value, where, first)
-			continue
-		}
-		seen[k.Value] = k.Line
-		fn(k.Value, k, v)
-	}
+	return root
 }
 
 func (p *intentsParser) intents(root *yaml.Node) *IntentSet {
@@ -416,30 +312,6 @@ func (p *intentsParser) intent(n *yaml.Node, i int) (Intent, *yaml.Node, bool) {
 		ok = len(p.errs) == errs
 	}
 	return in, idNode, ok
-}
-
-// str decodes a required, non-empty string scalar. k is the key the value
-// belongs to: an omitted value ("name:") is reported at its key, since the
-// null node it leaves sits at the end of the line.
-func (p *intentsParser) str(k, v *yaml.Node, field, label string) (string, bool) {
-	switch {
-	case v.Kind == yaml.AliasNode:
-		p.errorf(v, "%s in %s: YAML aliases are not supported", field, label)
-	case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null":
-		p.errorf(intentsWhere(k, v), "empty %s in %s", field, label)
-	case v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str":
-		var hint string
-		switch v.ShortTag() {
-		case "!!int", "!!float", "!!bool", "!!timestamp":
-			hint = " (quote it to make it a string)"
-		}
-		p.errorf(v, "%s in %s must be a string, got %s%s", field, label, intentsDescribe(v), hint)
-	case v.Value == "":
-		p.errorf(v, "empty %s in %s", field, label)
-	default:
-		return v.Value, true
-	}
-	return "", false
 }
 
 // strs decodes a list of non-empty strings; null counts as an empty list.

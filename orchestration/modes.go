@@ -1,15 +1,12 @@
 package orchestration
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 
@@ -179,41 +176,11 @@ func (s *ModeSet) Slugs() []string {
 }
 
 // ModesError is one problem in a modes file, with its position.
-type ModesError struct {
-	File         string
-	Line, Column int
-	Msg          string
-}
-
-func (e *ModesError) Error() string {
-	switch {
-	case e.Line > 0 && e.Column > 0:
-		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
-	case e.Line > 0:
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
-}
+type ModesError = yamlPos
 
 // ModesErrors is every problem found in one modes file, in file order.
-type ModesErrors []*ModesError
-
-func (es ModesErrors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.Error()
-	}
-	return strings.Join(lines, "\n")
-}
-
-// Unwrap lets errors.As find an individual *ModesError.
-func (es ModesErrors) Unwrap() []error {
-	errs := make([]error, len(es))
-	for i, e := range es {
-		errs[i] = e
-	}
-	return errs
-}
+// errors.As finds an individual *ModesError in it.
+type ModesErrors = yamlErrors
 
 // LoadModes reads the custom modes file at path (.orchestration/modes.yaml).
 // A missing file means the built-in modes alone.
@@ -248,7 +215,7 @@ var modesSlug = regexp.MustCompile(`^[a-zA-Z0-9-]+$`)
 // regular expressions that do not compile are errors naming file, line and
 // column. file is used in messages only.
 func ParseModes(file string, data []byte) (set *ModeSet, err error) {
-	p := &modesParser{file: file}
+	p := &modesParser{yamlParser{file: file}}
 	defer func() {
 		// A bad file must read as an error, never crash a hook.
 		if r := recover(); r != nil {
@@ -261,72 +228,20 @@ func ParseModes(file string, data []byte) (set *ModeSet, err error) {
 		if len(p.errs) == 0 {
 			p.at(1, 1, "cannot parse the file")
 		}
-		sort.SliceStable(p.errs, func(i, j int) bool {
-			a, b := p.errs[i], p.errs[j]
-			if a.Line != b.Line {
-				return a.Line < b.Line
-			}
-			return a.Column < b.Column
-		})
-		return nil, p.errs
+		return nil, p.sorted()
 	}
 	return newModeSet(file, custom), nil
 }
 
 type modesParser struct {
-	file string
-	errs ModesErrors
-}
-
-func (p *modesParser) at(line, col int, format string, args ...any) {
-	p.errs = append(p.errs, &ModesError{File: p.file, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)})
-}
-
-func (p *modesParser) errorf(n *yaml.Node, format string, args ...any) {
-	line, col := 1, 1
-	if n != nil && n.Line > 0 {
-		line, col = n.Line, n.Column
-	}
-	p.at(line, col, format, args...)
-}
-
-// syntax records a YAML syntax error, whose position the library reports in
-// its text only ("yaml: line 3: ...").
-func (p *modesParser) syntax(err error) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if num, text, ok := strings.Cut(rest, ": "); ok {
-			var line int
-			if _, err := fmt.Sscanf(num, "%d", &line); err == nil && line > 0 {
-				p.at(line, 0, "invalid YAML: %s", text)
-				return
-			}
-		}
-	}
-	p.at(1, 1, "invalid YAML: %s", msg)
+	yamlParser
 }
 
 func (p *modesParser) parse(data []byte) ([]Mode, bool) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, true // an empty file declares no custom modes
-		}
-		p.syntax(err)
-		return nil, false
+	root, ok := p.decode(data) // an empty file declares no custom modes
+	if root == nil {
+		return nil, ok
 	}
-	var extra yaml.Node
-	switch err := dec.Decode(&extra); {
-	case err == nil:
-		p.errorf(&extra, "a second YAML document is not allowed")
-	case !errors.Is(err, io.EOF):
-		p.syntax(err)
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, true
-	}
-	root := doc.Content[0]
 	switch {
 	case root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null":
 		return nil, true
@@ -376,25 +291,6 @@ func (p *modesParser) parse(data []byte) ([]Mode, bool) {
 		}
 	}
 	return out, true
-}
-
-// pairs walks a mapping's key/value pairs, reporting duplicate and
-// non-string keys.
-func (p *modesParser) pairs(m *yaml.Node, where string, fn func(key string, k, v *yaml.Node)) {
-	seen := map[string]int{}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], m.Content[i+1]
-		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
-			p.errorf(k, "keys must be strings%s, got %s", where, intentsDescribe(k))
-			continue
-		}
-		if line, dup := seen[k.Value]; dup {
-			p.errorf(k, "duplicate key %q%s (first at line %d)", k.Value, where, line)
-			continue
-		}
-		seen[k.Value] = k.Line
-		fn(k.Value, k, v)
-	}
 }
 
 func (p *modesParser) mode(n *yaml.Node, i int) (Mode, *yaml.Node, bool) {
@@ -538,36 +434,6 @@ func (p *modesParser) group(e *yaml.Node, label string) (ModeGroup, *yaml.Node, 
 		}
 	})
 	return g, e, len(p.errs) == errs
-}
-
-// str decodes a required, non-empty string.
-func (p *modesParser) str(k, v *yaml.Node, field, label string) (string, bool) {
-	s, ok := p.optStr(k, v, field, label)
-	if ok && s == "" {
-		p.errorf(intentsWhere(k, v), "empty %s in %s", field, label)
-		return "", false
-	}
-	return s, ok
-}
-
-// optStr decodes a string that may be empty or null.
-func (p *modesParser) optStr(k, v *yaml.Node, field, label string) (string, bool) {
-	switch {
-	case v.Kind == yaml.AliasNode:
-		p.errorf(v, "%s in %s: YAML aliases are not supported", field, label)
-	case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null":
-		return "", true
-	case v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str":
-		hint := ""
-		switch v.ShortTag() {
-		case "!!int", "!!float", "!!bool", "!!timestamp":
-			hint = " (quote it to make it a string)"
-		}
-		p.errorf(v, "%s in %s must be a string, got %s%s", field, label, intentsDescribe(v), hint)
-	default:
-		return v.Value, true
-	}
-	return "", false
 }
 
 // ModeStore keeps the modes of a workspace current. The file is read again
