@@ -25,6 +25,12 @@ const (
 	HookError        Code = "HOOK_ERROR"
 )
 
+// Codes lists every code, in the order DESIGN.md gives them.
+func Codes() []Code {
+	return []Code{NoActiveIntent, UnknownIntent, IntentNotActive, ScopeViolation, ProtectedPath,
+		PathEscape, NotRead, StaleFile, MissingParameter, InvalidArgument, ToolNotAllowed, HookError}
+}
+
 // Denial is a refusal to run a call. It is modelled on os.PathError: one type
 // with a code, so callers inspect it with errors.As or errors.Is against the
 // sentinels below, never by matching text.

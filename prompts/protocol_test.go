@@ -10,9 +10,7 @@ import (
 // Every denial code the engine can return is explained to the model.
 func TestIntentProtocolCoversEveryCode(t *testing.T) {
 	p := IntentProtocol()
-	for _, c := range []engine.Code{engine.NoActiveIntent, engine.UnknownIntent, engine.IntentNotActive,
-		engine.ScopeViolation, engine.ProtectedPath, engine.PathEscape, engine.NotRead, engine.StaleFile,
-		engine.MissingParameter, engine.InvalidArgument, engine.ToolNotAllowed, engine.HookError} {
+	for _, c := range engine.Codes() {
 		if !strings.Contains(p, "- "+string(c)+": ") {
 			t.Errorf("IntentProtocol() does not explain %s", c)
 		}

@@ -168,32 +168,8 @@ func (e *hookEnv) intentUse(session, id string) string {
 	return string(out)
 }
 
-type hookRecord struct {
-	Files []struct {
-		Path          string `json:"path"`
-		Conversations []struct {
-			Ranges []struct {
-				Start int    `json:"start_line"`
-				End   int    `json:"end_line"`
-				Hash  string `json:"content_hash"`
-			} `json:"ranges"`
-		} `json:"conversations"`
-	} `json:"files"`
-	Metadata struct {
-		IG struct {
-			Intent   string          `json:"intent"`
-			Session  string          `json:"session"`
-			CallID   string          `json:"call_id"`
-			Tool     string          `json:"tool"`
-			Agent    string          `json:"agent"`
-			Mutation string          `json:"mutation"`
-			Decision string          `json:"decision"`
-			Before   string          `json:"before_sha256"`
-			After    string          `json:"after_sha256"`
-			Denial   json.RawMessage `json:"denial"`
-		} `json:"dev.intentgate"`
-	} `json:"metadata"`
-}
+// hookRecord is a ledger record as the tests decode it (see ledgerLine).
+type hookRecord = ledgerLine
 
 func (r hookRecord) path() string {
 	if len(r.Files) == 0 {

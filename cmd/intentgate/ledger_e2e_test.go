@@ -16,8 +16,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// ledgerLine is the part of a record this test checks, decoded independently
-// of the orchestration package.
+// ledgerLine is the part of a record the end-to-end tests check, decoded
+// independently of the orchestration package.
 type ledgerLine struct {
 	Files []struct {
 		Path          string `json:"path"`
@@ -31,10 +31,17 @@ type ledgerLine struct {
 	} `json:"files"`
 	Metadata struct {
 		IG struct {
-			Decision string `json:"decision"`
-			Mutation string `json:"mutation"`
-			After    string `json:"after_sha256"`
-			Prev     string `json:"prev"`
+			Intent   string          `json:"intent"`
+			Session  string          `json:"session"`
+			CallID   string          `json:"call_id"`
+			Tool     string          `json:"tool"`
+			Agent    string          `json:"agent"`
+			Mutation string          `json:"mutation"`
+			Decision string          `json:"decision"`
+			Before   string          `json:"before_sha256"`
+			After    string          `json:"after_sha256"`
+			Denial   json.RawMessage `json:"denial"`
+			Prev     string          `json:"prev"`
 		} `json:"dev.intentgate"`
 	} `json:"metadata"`
 }
