@@ -521,6 +521,9 @@ func checkExpect(c *Call, dir *os.Root, rel, name string) error {
 		Hint:    "read the file again with read_file, then redo your change on the current content"}
 	switch {
 	case want == "":
+		// The session has not read what someone else created: its hash
+		// is not the session's to learn from a refusal.
+		d.ActualSHA256 = ""
 		d.Message = rel + " was created by someone else since this session checked it"
 	case actual == "":
 		d.Message = rel + " was deleted since this session last read it"

@@ -19,7 +19,8 @@ import (
 const maxReadBytes = 16 << 20
 
 // ReadFile is read_file(path, start_line?, end_line?): the file's lines as
-// "N | text". A read of the whole file is the hash lock's baseline.
+// "N | text". A read that showed the whole file is the hash lock's baseline;
+// a line range, or a binary file whose content is not shown, is not.
 func ReadFile() engine.Tool {
 	return engine.ToolFunc(func(ctx context.Context, c *engine.Call) (*engine.Result, error) {
 		rel, ok, err := c.Target()
@@ -59,6 +60,9 @@ func ReadFile() engine.Tool {
 		var out strings.Builder
 		switch {
 		case isBinary(b):
+			// Nothing of the content was shown, so the session has not seen
+			// what an overwrite would destroy: no baseline.
+			whole = false
 			fmt.Fprintf(&out, "%s is a binary file (%d bytes); its content is not shown", rel, len(b))
 		case len(lines) == 0:
 			fmt.Fprintf(&out, "%s is empty", rel)
