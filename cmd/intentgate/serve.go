@@ -126,6 +126,11 @@ func runServe(ctx context.Context, o *serveOptions, out, errw io.Writer) error {
 		return err
 	}
 	defer g.close()
+	if g.store != nil {
+		// A resident daemon examines an edit of the intents when it is
+		// saved; one-shot and per-call front doors check before each use.
+		g.store.Watch()
+	}
 	level := slog.LevelWarn
 	if o.verbose {
 		level = slog.LevelInfo
