@@ -477,6 +477,12 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		return ch, err
 	}
 	ch.After = after
+	ch.AfterSHA256 = Hash(after)
+	if want, ok := c.Expect[rel]; ok && want != "" && ch.Existed {
+		// checkExpect below refuses unless the file still hashes to
+		// want, and the lock keeps intentgate's other writers out.
+		ch.BeforeSHA256 = want
+	}
 
 	tmp, err := writeTemp(dir, name, after, perm)
 	if err != nil {

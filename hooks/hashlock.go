@@ -113,7 +113,8 @@ func (h *HashLock) Post(ctx context.Context, c *engine.Call, r *engine.Result) e
 				s.Reads[rd.Path] = rd.SHA256
 			}
 		}
-		for _, ch := range r.Changes {
+		for i := range r.Changes {
+			ch := &r.Changes[i]
 			switch {
 			case !wrote:
 				delete(s.Reads, ch.Path)
@@ -122,7 +123,7 @@ func (h *HashLock) Post(ctx context.Context, c *engine.Call, r *engine.Result) e
 			case ch.Deleted:
 				delete(s.Reads, ch.Path)
 			default:
-				s.Reads[ch.Path] = engine.Hash(ch.After)
+				s.Reads[ch.Path] = ch.AfterHash()
 			}
 		}
 		return nil

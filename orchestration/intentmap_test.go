@@ -320,11 +320,13 @@ func TestIntentMapCacheNoticesOthers(t *testing.T) {
 	mdPath := filepath.Join(orch, IntentMapName)
 	sumPath := filepath.Join(orch, IntentMapSummaryName)
 	for name, damage := range map[string]func(){
-		"map deleted":                   func() { os.Remove(mdPath) },
-		"map rewritten, same size":      func() { os.WriteFile(mdPath, bytes.Repeat([]byte("x"), len(want)), 0o644) },
-		"summary deleted":               func() { os.Remove(sumPath) },
-		"summary emptied":               func() { os.WriteFile(sumPath, nil, 0o644) },
-		"summary of another ledger":     func() { os.WriteFile(sumPath, []byte(`{"format":1,"records":1,"offset":5,"last_line":"sha256:00","intents":{}}`), 0o644) },
+		"map deleted":              func() { os.Remove(mdPath) },
+		"map rewritten, same size": func() { os.WriteFile(mdPath, bytes.Repeat([]byte("x"), len(want)), 0o644) },
+		"summary deleted":          func() { os.Remove(sumPath) },
+		"summary emptied":          func() { os.WriteFile(sumPath, nil, 0o644) },
+		"summary of another ledger": func() {
+			os.WriteFile(sumPath, []byte(`{"format":1,"records":1,"offset":5,"last_line":"sha256:00","intents":{}}`), 0o644)
+		},
 		"both deleted":                  func() { os.Remove(mdPath); os.Remove(sumPath) },
 		"map replaced by an older copy": func() { os.WriteFile(mdPath, []byte("# Intent map\n"), 0o644) },
 	} {
