@@ -54,10 +54,8 @@ func open(dir string) (*governed, error) {
 		g.close()
 		return nil, err
 	}
-	if g.git, err = orchestration.OpenGit(ws.Dir); err != nil {
-		g.close()
-		return nil, err
-	}
+	// Opened when a record first needs the revision.
+	g.git = orchestration.LazyGit(ws.Dir)
 
 	g.modes = orchestration.OpenModes(filepath.Join(g.orch, "modes.yaml"))
 	usage := hooks.NewUsage(g.sessions)
