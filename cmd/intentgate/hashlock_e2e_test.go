@@ -97,9 +97,9 @@ func TestHashLockThroughDispatch(t *testing.T) {
 	}
 }
 
-// TestHashLockCreatedMeanwhile: a file that appears between the check and the
-// write, or that a session names with an expected hash although it does not
-// exist, is refused without naming any content's hash.
+// TestHashLockNoFileExpected: a write whose expected_sha256 names a content
+// for a file that does not exist is refused (STALE_FILE) without naming any
+// hash as the actual one, and nothing is created.
 func TestHashLockNoFileExpected(t *testing.T) {
 	e := newAtkEnv(t, atkOpts{})
 	p := e.start()
