@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/intentgate/intentgate/agent/mcphub"
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/orchestration"
@@ -21,6 +22,7 @@ type governed struct {
 	ledger   *orchestration.Ledger
 	git      *orchestration.Git
 	modes    *orchestration.ModeStore
+	mcp      *mcphub.Hub
 	orch     string
 }
 
@@ -60,6 +62,7 @@ func open(dir string) (*governed, error) {
 	}
 
 	g.modes = orchestration.OpenModes(filepath.Join(g.orch, "modes.yaml"))
+	g.mcp = mcphub.New(mcphub.Options{Workspace: ws.Dir, GlobalConfig: mcphub.DefaultGlobalConfig(), Version: version})
 	usage := hooks.NewUsage(g.sessions)
 	reg := usage.Tools(newRegistry(g))
 	hl := hooks.NewHashLock(reg, g.sessions)
@@ -81,6 +84,7 @@ func open(dir string) (*governed, error) {
 		modes,
 		hooks.Protected(reg, ws),
 		hooks.Scope(reg, g.intents),
+		hooks.PathArgScope(reg, ws, g.intents, mcphub.ArgsOf(g.mcp)),
 		hl,
 	)
 	e.After(
@@ -96,6 +100,9 @@ func open(dir string) (*governed, error) {
 }
 
 func (g *governed) close() {
+	if g.mcp != nil {
+		g.mcp.Close()
+	}
 	if g.store != nil {
 		g.store.Close()
 	}
