@@ -48,13 +48,24 @@ type Event struct {
 	TaskID  *int      `json:"taskId,omitempty"`
 }
 
-// Task returns the task id the event is about ("" for evaluation events).
+// Task returns the task id the event is about ("" for evaluation events):
+// the first element of the payload, or its taskId for a message event.
 func (e Event) Task() string {
 	if len(e.Payload) == 0 {
 		return ""
 	}
-	s, _ := e.Payload[0].(string)
-	return s
+	switch p := e.Payload[0].(type) {
+	case string:
+		return p
+	case map[string]any: // a message event, as decoded from JSON
+		s, _ := p["taskId"].(string)
+		return s
+	case map[string]json.RawMessage:
+		var s string
+		json.Unmarshal(p["taskId"], &s)
+		return s
+	}
+	return ""
 }
 
 // TokenUsage is tokenUsageSchema.

@@ -138,6 +138,13 @@ func checkPeer(c net.Conn) error {
 	return nil
 }
 
+// Clients is the number of connected clients.
+func (s *Server) Clients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
+}
+
 // Close disconnects every client and stops accepting. Running tasks get a
 // cancelled context.
 func (s *Server) Close() error {
