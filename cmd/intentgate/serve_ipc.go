@@ -4,7 +4,9 @@ package main
 
 // This file connects the IPC server (agent/ipc) to intentgate's agent
 // (agent.Task). It is built with -tags ipcagent until the agent is merged;
-// then the tag goes.
+// then the tag goes. It was compiled against the agent branch before the
+// governed runtime moved to internal/gate, and adapted to gate.Runtime
+// since without the agent at hand to compile against.
 
 import (
 	"context"
@@ -18,13 +20,15 @@ import (
 	"github.com/intentgate/intentgate/agent"
 	"github.com/intentgate/intentgate/agent/ipc"
 	"github.com/intentgate/intentgate/agent/provider"
+	"github.com/intentgate/intentgate/internal/gate"
+	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/prompts"
 )
 
 // agentTasks runs agent tasks for IPC clients, each on the governed runtime
 // of the served workspace.
 type agentTasks struct {
-	g *governed
+	rt *gate.Runtime
 
 	mu    sync.Mutex
 	tasks map[string]*ipcTask
@@ -36,8 +40,8 @@ type ipcTask struct {
 	done   chan struct{}
 }
 
-func newAgentTasks(g *governed) *agentTasks {
-	return &agentTasks{g: g, tasks: map[string]*ipcTask{}}
+func newAgentTasks(rt *gate.Runtime) *agentTasks {
+	return &agentTasks{g: rt, tasks: map[string]*ipcTask{}}
 }
 
 // runOptionsFor maps a StartNewTask configuration onto intentgate run's
@@ -66,10 +70,12 @@ func (a *agentTasks) options(ro *runOptions, emit func(ipc.Event)) (agent.Option
 		return agent.Options{}, err
 	}
 	g := a.g
+	ws := g.Workspace()
+	sessions := g.Stores().Sessions
 	return agent.Options{
-		Provider: prov, Model: ro.model, Runtime: g.eng, WS: g.ws, Workspace: g.ws.Dir, Mode: ro.mode,
+		Provider: prov, Model: ro.model, Runtime: g, WS: ws, Workspace: ws.Dir, Mode: ro.mode,
 		System: func(mode string) string {
-			return prompts.System(prompts.SystemOptions{Mode: mode, Workspace: g.ws.Dir, Intents: runIntents(g.ws.Dir)}.WithHost())
+			return prompts.System(prompts.SystemOptions{Mode: mode, Workspace: ws.Dir, Intents: runIntents(ws.Dir)}.WithHost())
 		},
 		Tools: func(mode string) []provider.Tool {
 			var ts []provider.Tool
@@ -83,17 +89,17 @@ func (a *agentTasks) options(ro *runOptions, emit func(ipc.Event)) (agent.Option
 			return m.Name, ok
 		},
 		ActiveIntent: func(session string) string {
-			if g.sessions == nil {
+			if sessions == nil {
 				return ""
 			}
-			s, err := g.sessions.Load(session)
+			s, err := sessions.Load(session)
 			if err != nil || s == nil {
 				return ""
 			}
 			return s.Intent
 		},
 		AutoApprove: auto, MaxMistakes: ro.maxMistakes,
-		Prices: prices, Store: &agent.Store{Dir: filepath.Join(g.orch, "tasks")},
+		Prices: prices, Store: &agent.Store{Dir: filepath.Join(ws.Dir, orchestration.DirName, "tasks")},
 		OnEvent: translator(emit),
 	}, nil
 }
@@ -243,12 +249,12 @@ func (a *agentTasks) Answer(id, response, text string, images []string) error {
 }
 
 // serveIPC serves the IPC protocol on path, running tasks on g.
-func serveIPC(path string, g *governed, log *slog.Logger) (stop func(), err error) {
+func serveIPC(path string, rt *gate.Runtime, log *slog.Logger) (stop func(), err error) {
 	l, err := ipc.Listen(path)
 	if err != nil {
 		return nil, err
 	}
-	srv := ipc.NewServer(newAgentTasks(g), log)
+	srv := ipc.NewServer(newAgentTasks(rt), log)
 	go srv.Serve(l)
 	return func() { srv.Close() }, nil
 }
