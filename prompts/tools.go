@@ -26,7 +26,7 @@ type Tool struct {
 	Schema   json.RawMessage
 	Required []string
 	// Group is the tool's group as the engine's registry and the modes know
-	// it: read, edit, command or modes.
+	// it: read, edit, command, mcp or modes.
 	Group string
 }
 
@@ -64,6 +64,8 @@ var catalog = []struct{ name, group string }{
 	{"insert_content", "edit"},
 	{"search_and_replace", "edit"},
 	{"execute_command", "command"},
+	{"use_mcp_tool", "mcp"},
+	{"access_mcp_resource", "mcp"},
 	{"ask_followup_question", "modes"},
 	{"attempt_completion", "modes"},
 	{"switch_mode", "modes"},
