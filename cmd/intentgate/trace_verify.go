@@ -14,6 +14,8 @@ type traceVerifyOptions struct {
 	traceFlags
 	progress bool
 	noDrift  bool
+	remote   string
+	noRemote bool
 }
 
 func newTraceVerifyCmd() *cobra.Command {
@@ -24,7 +26,13 @@ func newTraceVerifyCmd() *cobra.Command {
 		Long: `verify reads the ledger once and checks that every line is a valid Agent Trace
 0.1.0 record, that the prev chain holds (union-merge forks are reported, not
 failed), that every checkpoint sealed under refs/intentgate/checkpoints is
-still a prefix of the ledger, and reports a torn last line. For each file it
+still a prefix of the ledger, and reports a torn last line. A fork (a record
+linked to an earlier line than the one before it) passes only where git's
+history shows a merge joining two branches of the ledger; anywhere else it is
+an insertion. The checkpoint chain is also held against the last seal made on
+this machine (kept outside the workspace) and against the checkpoints on the
+team's remote (--remote, default origin): a ref deleted or moved back is
+reported. For each file it
 also says whether the latest recorded ranges still hold their content, moved
 elsewhere in the file, changed, or whether the file is gone.
 
@@ -41,12 +49,15 @@ Exit status: 0 intact, 1 not intact, 2 verify could not run.`,
 	o.add(cmd, true)
 	cmd.Flags().BoolVar(&o.progress, "progress", false, "draw a progress bar on stderr even when it is not a terminal")
 	cmd.Flags().BoolVar(&o.noDrift, "no-drift", false, "skip the content drift check")
+	cmd.Flags().StringVar(&o.remote, "remote", "", "git remote whose refs/intentgate/checkpoints the ledger is held against too (default origin, when there is one)")
+	cmd.Flags().BoolVar(&o.noRemote, "no-remote", false, "do not fetch the remote's checkpoints")
 	return cmd
 }
 
 func runTraceVerify(o *traceVerifyOptions, out, errw io.Writer) error {
 	bar, progress := traceNewProgress(errw, "verify", o.progress)
-	rep, err := audit.Verify(audit.VerifyOptions{Workspace: o.workspace, Ledger: o.ledger, NoDrift: o.noDrift, Progress: progress})
+	rep, err := audit.Verify(audit.VerifyOptions{Workspace: o.workspace, Ledger: o.ledger, NoDrift: o.noDrift, Progress: progress,
+		Remote: o.remote, NoRemote: o.noRemote})
 	bar.done()
 	if err != nil {
 		return &exitError{code: 2, err: err}
@@ -97,10 +108,20 @@ func tracePrintVerify(out io.Writer, rep *audit.VerifyReport) {
 				parts = append(parts, fmt.Sprintf("line %d -> line %d", f.Line, f.Parent))
 			}
 		}
-		fmt.Fprintf(out, "forks (union merges; not failures): %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(out, "forks (each must be a git merge of two branches of the ledger): %s\n", strings.Join(parts, ", "))
 	}
 	if rep.TornTail > 0 {
 		fmt.Fprintf(out, "torn tail: the last %d bytes are not a complete line (a crash, or an append in progress); the next append moves them to %s.broken\n", rep.TornTail, rep.Ledger)
+	}
+	if rep.Anchored != "" {
+		fmt.Fprintf(out, "anchor: last seal on this machine %s\n", rep.Anchored)
+	}
+	if rep.Remote != "" {
+		note := rep.RemoteNote
+		if note == "" {
+			note = "its checkpoints are in the local chain"
+		}
+		fmt.Fprintf(out, "remote %s: %s\n", rep.Remote, note)
 	}
 	switch {
 	case rep.CheckpointNote != "":
