@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/intentgate/intentgate/engine/fsx"
@@ -108,12 +109,13 @@ func (s *IntentMapSummary) fold(rec *Record) {
 // catchUp folds the complete lines of the ledger after s.Offset. When the
 // line there is hint (the line the caller just appended), hintRec is used
 // instead of parsing it again. It reports whether anything was folded.
-func (s *IntentMapSummary) catchUp(ledger io.ReadSeeker, hintRec *Record, hint []byte) (bool, error) {
+// linear is false when a folded record's prev is not the line before it.
+func (s *IntentMapSummary) catchUp(ledger io.ReadSeeker, hintRec *Record, hint []byte) (folded, linear bool, err error) {
 	if _, err := ledger.Seek(s.Offset, io.SeekStart); err != nil {
-		return false, fmt.Errorf("intent map: %w", err)
+		return false, false, fmt.Errorf("intent map: %w", err)
 	}
-	folded := false
-	err := ledgerLines(ledger, func(raw []byte, size int, complete bool) error {
+	linear = true
+	err = ledgerLines(ledger, func(raw []byte, size int, complete bool) error {
 		if !complete {
 			return nil // a torn tail or an append in progress: later
 		}
@@ -125,9 +127,13 @@ func (s *IntentMapSummary) catchUp(ledger io.ReadSeeker, hintRec *Record, hint [
 			}
 		}
 		if rec != nil {
+			if rec.Meta == nil || rec.Meta.Prev != s.LastLine {
+				linear = false
+			}
 			s.fold(rec)
 		} else {
 			s.Skipped++
+			linear = false
 		}
 		s.Records++
 		s.Offset += int64(size)
@@ -135,7 +141,7 @@ func (s *IntentMapSummary) catchUp(ledger io.ReadSeeker, hintRec *Record, hint [
 		folded = true
 		return nil
 	})
-	return folded, err
+	return folded, linear, err
 }
 
 // matches reports whether the ledger still holds what s folded: the line
@@ -185,10 +191,14 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 	defer lock.Release()
 
 	sumPath := filepath.Join(orchDir, IntentMapSummaryName)
+	// The summary sits where an agent's shell may write; it is trusted only
+	// with the workspace key's MAC, else rebuilt from the ledger.
+	key, keyErr := cachedWorkspaceKey(filepath.Dir(orchDir))
 	var sum *IntentMapSummary
-	if !rebuild {
-		sum = intentMapLoad(sumPath)
+	if !rebuild && keyErr == nil {
+		sum = intentMapLoad(sumPath, key)
 	}
+	fromScratch := sum == nil
 	dirty := sum == nil
 	f, err := os.Open(ledgerPath)
 	switch {
@@ -214,21 +224,35 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 			}
 		}
 		if sum == nil {
-			sum, dirty = newIntentMapSummary(), true
+			sum, dirty, fromScratch = newIntentMapSummary(), true, true
 		}
-		folded, err := sum.catchUp(f, rec, line)
+		folded, linear, err := sum.catchUp(f, rec, line)
 		if err != nil {
 			return err
 		}
 		dirty = dirty || folded
+		// The map shows only a ledger whose chain holds: lines that do
+		// not link one after the other (a merge, or tampering) are
+		// checked as verify's chain check does before anything is shown.
+		if folded && (!linear || fromScratch) {
+			rep, err := VerifyChain(ledgerPath)
+			if err != nil {
+				return err
+			}
+			if !rep.OK() {
+				return fmt.Errorf("intent map: not rewritten: the ledger %s does not verify (%s); run intentgate trace verify", ledgerPath, rep.Reason)
+			}
+		}
 	}
 
-	if dirty {
+	if dirty && keyErr == nil {
 		b, err := json.Marshal(sum)
 		if err != nil {
 			return fmt.Errorf("intent map: %w", err)
 		}
-		if err := fsx.Replace(sumPath, append(b, '\n'), 0o644, fsx.Derived); err != nil {
+		b = append(b, '\n')
+		b = append(append(append(b, intentMapMACPrefix...), MAC(key, b)...), '\n')
+		if err := fsx.Replace(sumPath, b, 0o644, fsx.Derived); err != nil {
 			return fmt.Errorf("intent map: %w", err)
 		}
 	}
@@ -243,9 +267,21 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 	return nil
 }
 
-func intentMapLoad(path string) *IntentMapSummary {
-	b, err := os.ReadFile(path)
+const intentMapMACPrefix = "hmac-sha256:"
+
+// intentMapLoad reads the summary: its JSON line, then a line with the MAC
+// of that line (with its newline) under the workspace key.
+func intentMapLoad(path string, key []byte) *IntentMapSummary {
+	all, err := os.ReadFile(path)
 	if err != nil {
+		return nil
+	}
+	body, tail, ok := bytes.Cut(all, []byte("\n"+intentMapMACPrefix))
+	if !ok {
+		return nil
+	}
+	b := append(body, '\n')
+	if !MACEqual(string(bytes.TrimSuffix(tail, []byte("\n"))), MAC(key, b)) {
 		return nil
 	}
 	var s IntentMapSummary
@@ -405,4 +441,18 @@ func intentMapCode(s string) string {
 	}
 	fence := strings.Repeat("`", longest+1)
 	return fence + " " + s + " " + fence
+}
+
+var workspaceKeys sync.Map // workspace dir -> []byte
+
+func cachedWorkspaceKey(ws string) ([]byte, error) {
+	if k, ok := workspaceKeys.Load(ws); ok {
+		return k.([]byte), nil
+	}
+	k, err := WorkspaceKey(ws)
+	if err != nil {
+		return nil, err
+	}
+	workspaceKeys.Store(ws, k)
+	return k, nil
 }

@@ -1,0 +1,21 @@
+package orchestration
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestMain keeps the workspace keys the tests make in a directory of their
+// own, never in the user's configuration directory.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "intentgate-anchor-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv(AnchorDirEnv, dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
