@@ -112,3 +112,45 @@ func MAC(key []byte, parts ...[]byte) string {
 
 // MACEqual compares two MACs in constant time.
 func MACEqual(a, b string) bool { return hmac.Equal([]byte(a), []byte(b)) }
+
+// pendingFile is where the digest of a pending picture (what a pre-tool event
+// left for its post event) is noted outside the workspace.
+func pendingFile(ws, session, key string) (string, error) {
+	dir, err := AnchorDir(ws)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(session + "\x00" + key))
+	return filepath.Join(dir, "pending", hex.EncodeToString(sum[:16])), nil
+}
+
+// NotePending records, outside the workspace, that session left a pending
+// state under key whose bytes have the SHA-256 digest (hex).
+func NotePending(ws, session, key, digest string) error {
+	p, err := pendingFile(ws, session, key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("anchor: %w", err)
+	}
+	return fsx.Replace(p, []byte(digest), 0o600, fsx.Settled)
+}
+
+// TakePending returns and forgets the digest NotePending recorded, "" when
+// there is none.
+func TakePending(ws, session, key string) (string, error) {
+	p, err := pendingFile(ws, session, key)
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("anchor: %w", err)
+	}
+	os.Remove(p)
+	return string(b), nil
+}
