@@ -39,16 +39,6 @@ func faultDispatch(t *testing.T, ws, fault string, calls ...string) ([]result, e
 	return res, err
 }
 
-// faultLedgerLines returns the ledger's lines.
-func faultLedgerLines(t *testing.T, ws string) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(ws, ".orchestration", "agent_trace.jsonl"))
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-}
-
 // One failed ledger fsync: the write is acknowledged once the retry's sync
 // succeeds, the ledger holds its record exactly once, and verify says INTACT
 // (before the fix the retry appended the record again and verify reported a

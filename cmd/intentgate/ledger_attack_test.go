@@ -253,3 +253,13 @@ func TestLedgerAttacks(t *testing.T) {
 		wantNotIntact(t, "cut-back tail", out, code, "truncat")
 	})
 }
+
+// faultLedgerLines returns the ledger's lines.
+func faultLedgerLines(t *testing.T, ws string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(ws, ".orchestration", "agent_trace.jsonl"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}

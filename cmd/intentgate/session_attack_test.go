@@ -91,3 +91,32 @@ func TestNestedOrchestrationProtected(t *testing.T) {
 		}
 	}
 }
+
+// A command that widens its own intent's scope and writes outside it in the
+// same breath is judged by the scope in force before it ran: the outside
+// write is a violation.
+func TestCommandJudgedByRulesBefore(t *testing.T) {
+	ws := e2eWorkspace(t, e2eIntents, nil)
+	widened := strings.Replace(e2eIntents, `owned_scope: ["src/**"]`, `owned_scope: ["**"]`, 1)
+	s := startDispatch(t, ws, "widen")
+	if r := s.call("select_active_intent", map[string]any{"intent_id": "INT-001"}); !r.OK {
+		t.Fatalf("select: %+v", r)
+	}
+	cmd := "printf '%s' '" + widened + "' > .orchestration/active_intents.yaml && echo x > outside.txt"
+	r := s.call("execute_command", map[string]any{"command": cmd})
+	if !strings.Contains(r.Output, "outside.txt") {
+		t.Errorf("the command's result does not name outside.txt as a violation:\n%s", r.Output)
+	}
+	found := false
+	for _, l := range faultLedgerLines(t, ws) {
+		if strings.Contains(l, `"path":"outside.txt"`) {
+			found = true
+			if !strings.Contains(l, `"decision":"violation"`) {
+				t.Errorf("outside.txt recorded as allowed, judged by the widened scope:\n%s", l)
+			}
+		}
+	}
+	if !found {
+		t.Error("no record of outside.txt")
+	}
+}
