@@ -516,6 +516,13 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		return ch, err
 	}
 	crashPoint("crash-before-rename")
+	// The change is journaled before it happens, so that a crash between
+	// the rename and the ledger record leaves a trace of it.
+	jname, err := w.journalBegin(c, &ch)
+	if err != nil {
+		tmpDir.Remove(tmp)
+		return ch, err
+	}
 	err = renameAt(tmpDir, tmp, dir, name)
 	if errors.Is(err, errCrossDevice) {
 		tmpDir.Remove(tmp)
@@ -529,6 +536,7 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		tmpDir.Remove(tmp)
 	}
 	if err != nil {
+		w.journalRemove(jname)
 		return ch, err
 	}
 	crashPoint("crash-after-rename")

@@ -114,3 +114,7 @@ func crashPoint(name string) {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
 }
+
+func processGone(pid int, _ time.Time) bool {
+	return pid <= 0 || errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}

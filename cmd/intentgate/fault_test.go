@@ -97,3 +97,48 @@ func TestFaultCrashBeforeRenameLeavesNoTemp(t *testing.T) {
 		t.Errorf("the next open left %d temp files in .orchestration/tmp", len(left))
 	}
 }
+
+// A kill between the rename that makes a change and the ledger append that
+// records it: verify reports the change as made without a record (not as an
+// ordinary edit), and the next open records it, flagged as recovered.
+func TestFaultCrashBetweenChangeAndRecord(t *testing.T) {
+	ws := e2eWorkspace(t, e2eIntents, map[string]string{"src/f.txt": "old\n"})
+	_, err := faultDispatch(t, ws, "crash-after-rename", selectCall, readCall("src/f.txt"), writeCall("src/f.txt", "new\n"))
+	if _, killed := err.(*exec.ExitError); !killed {
+		t.Fatalf("dispatch with a crash point: err %v, want killed", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "src", "f.txt")); string(b) != "new\n" {
+		t.Fatalf("src/f.txt = %q; the crash point is after the rename", b)
+	}
+	for _, l := range faultLedgerLines(t, ws) {
+		if strings.Contains(l, `"path":"src/f.txt"`) && strings.Contains(l, `"write_to_file"`) && !strings.Contains(l, `"read_file"`) {
+			t.Fatalf("the change was recorded before the crash point:\n%s", l)
+		}
+	}
+	out, code := runIG(t, "trace", "verify", "-w", ws)
+	if code != 1 || !strings.Contains(out, "CHANGED WITHOUT A RECORD: src/f.txt") {
+		t.Fatalf("verify after the crash: exit %d, want 1 naming the unrecorded change:\n%s", code, out)
+	}
+	// The next open records it.
+	if _, err := faultDispatch(t, ws, "", selectCall); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range faultLedgerLines(t, ws) {
+		if strings.Contains(l, `"path":"src/f.txt"`) && strings.Contains(l, `"recovered"`) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d recovered records of src/f.txt, want 1", n)
+	}
+	out, code = runIG(t, "trace", "verify", "-w", ws)
+	if code != 0 || !strings.Contains(out, "recorded after a crash") {
+		t.Fatalf("verify after recovery: exit %d\n%s", code, out)
+	}
+	// A second open records nothing more.
+	faultDispatch(t, ws, "", selectCall)
+	if lines := faultLedgerLines(t, ws); strings.Count(strings.Join(lines, "\n"), `"recovered"`) != 1 {
+		t.Errorf("a second open recorded the change again")
+	}
+}

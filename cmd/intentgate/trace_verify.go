@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/intentgate/intentgate/orchestration/audit"
 	"github.com/spf13/cobra"
@@ -79,9 +80,12 @@ func tracePrintVerify(out io.Writer, rep *audit.VerifyReport) {
 	rate := float64(rep.Bytes) / 1e6 / max(rep.Seconds, 1e-9)
 	fmt.Fprintf(out, "%s: %d lines, %d records, %s, read in %.2fs (%.0f MB/s)\n",
 		rep.Ledger, rep.Lines, rep.Records, traceHumanBytes(rep.Bytes), rep.Seconds, rate)
-	if rep.Intact {
+	switch {
+	case rep.Intact:
 		fmt.Fprintln(out, "INTACT")
-	} else {
+	case rep.FirstBad == nil:
+		fmt.Fprintln(out, "NOT INTACT: changes were made without a record")
+	default:
 		fmt.Fprintf(out, "NOT INTACT: first bad record at line %d: %s: %s\n", rep.FirstBad.Line, rep.FirstBad.Kind, rep.FirstBad.Detail)
 		const show = 20
 		for i, p := range rep.Problems {
@@ -91,6 +95,13 @@ func tracePrintVerify(out io.Writer, rep *audit.VerifyReport) {
 			}
 			fmt.Fprintf(out, "  line %d: %s (%s): %s\n", p.Line, p.Kind, p.Fault, p.Detail)
 		}
+	}
+	for _, u := range rep.Unrecorded {
+		fmt.Fprintf(out, "  CHANGED WITHOUT A RECORD: %s (%s, session %q, call %q, %s): a crash came between the change and its record; the next intentgate command in this workspace records it\n",
+			u.Path, u.Tool, u.Session, u.CallID, u.Time.UTC().Format(time.RFC3339))
+	}
+	for _, r := range rep.Recovered {
+		fmt.Fprintf(out, "recorded after a crash: line %d: %s\n", r.Line, r.Detail)
 	}
 	if rep.SeedRecords > 0 {
 		fmt.Fprintf(out, "%d records are in the seed (trp1) shape; they validate as the Agent Trace records they stand for\n", rep.SeedRecords)

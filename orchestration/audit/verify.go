@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -124,9 +125,15 @@ type VerifyReport struct {
 	RemoteNote string `json:"remote_note,omitempty"`
 	// Anchored is the last checkpoint sealed on this machine, as kept
 	// outside the workspace, when there is one.
-	Anchored string      `json:"anchored,omitempty"`
-	Drift    []FileDrift `json:"drift"`
-	Seconds  float64     `json:"seconds"`
+	Anchored string `json:"anchored,omitempty"`
+	// Unrecorded lists changes the journal says were made and have no
+	// record: a crash came between the change and its record. They make
+	// the ledger not intact until an intentgate process records them.
+	Unrecorded []Unrecorded `json:"unrecorded,omitempty"`
+	// Recovered lists records written for such changes on a later open.
+	Recovered []Finding   `json:"recovered,omitempty"`
+	Drift     []FileDrift `json:"drift"`
+	Seconds   float64     `json:"seconds"`
 
 	// What seal needs: the hash of every complete line from line sumsFrom+1,
 	// and the SHA-256 of all complete lines' bytes.
@@ -248,6 +255,13 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 		if !o.NoDrift {
 			driftNote(latest, l.No, l.Rec)
 		}
+		if l.Rec.Meta != nil && l.Rec.Meta.Recovered != "" {
+			p := ""
+			if len(l.Rec.Files) > 0 {
+				p = l.Rec.Files[0].Path
+			}
+			rep.Recovered = append(rep.Recovered, Finding{Line: l.No, Kind: "recovered", Fault: "unrecorded", Detail: p + ": " + l.Rec.Meta.Recovered})
+		}
 		if o.each != nil {
 			o.each(l)
 		}
@@ -317,7 +331,8 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 		f := rep.Problems[0]
 		rep.FirstBad = &f
 	}
-	rep.Intact = rep.FirstBad == nil
+	rep.Unrecorded = readUnrecorded(filepath.Join(filepath.Dir(path), "journal"))
+	rep.Intact = rep.FirstBad == nil && len(rep.Unrecorded) == 0
 
 	if !o.NoDrift {
 		rep.Drift = computeDrift(ws, latest)
@@ -699,4 +714,38 @@ func anchorCheck(rep *VerifyReport, repo *git.Repository, ws, key string, local 
 		rep.RemoteNote = fmt.Sprintf("%d of its checkpoints are not in the local chain (the latest %.12s, %d records): the local ref is behind; they are checked against the ledger too", missing, last.Commit, last.Records)
 	}
 	return extra, nil
+}
+
+// Unrecorded is a change the journal holds and the ledger does not.
+type Unrecorded struct {
+	Path    string    `json:"path"`
+	Session string    `json:"session,omitempty"`
+	CallID  string    `json:"call_id,omitempty"`
+	Tool    string    `json:"tool,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// readUnrecorded reads the change journal (engine.JournalDir): each entry is
+// a change made whose record is not in the ledger yet.
+func readUnrecorded(dir string) []Unrecorded {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []Unrecorded
+	for _, de := range entries {
+		if !de.Type().IsRegular() || filepath.Ext(de.Name()) != ".json" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		if err != nil {
+			continue
+		}
+		var u Unrecorded
+		if json.Unmarshal(b, &u) == nil && u.Path != "" {
+			out = append(out, u)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out
 }
