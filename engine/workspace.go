@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -59,8 +60,10 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
 	}
-	return &Workspace{Dir: real, given: abs, root: root,
-		locks: filepath.Join(real, ".orchestration", "locks")}, nil
+	w := &Workspace{Dir: real, given: abs, root: root,
+		locks: filepath.Join(real, ".orchestration", "locks")}
+	w.CleanTemp()
+	return w, nil
 }
 
 // Close releases the workspace's directory handle.
@@ -254,11 +257,26 @@ func (w *Workspace) resolve(orig string, rest []string) (string, error) {
 }
 
 func lstatDenial(p string, err error) error {
+	if isIOError(err) {
+		return err
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
 	return escape(p, "cannot check the path safely: "+err.Error())
+}
+
+// isIOError reports the errors that say the disk or the file system failed
+// (EIO, ENOSPC, EDQUOT, EROFS): they are reported as what they are, never as
+// a path escaping the workspace.
+func isIOError(err error) bool {
+	for _, e := range ioErrnos {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Stat describes canonical path rel without following a final symlink.
@@ -278,7 +296,7 @@ func (w *Workspace) Stat(rel string) (fs.FileInfo, error) {
 // they are.
 func swapped(p, why string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
-		errors.Is(err, syscallEMFILE) || errors.Is(err, syscallENFILE) {
+		errors.Is(err, syscallEMFILE) || errors.Is(err, syscallENFILE) || isIOError(err) {
 		return err
 	}
 	var pe *fs.PathError
@@ -484,24 +502,84 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		ch.BeforeSHA256 = want
 	}
 
-	tmp, err := writeTemp(dir, name, after, perm)
+	// The new content is written beside the ledger, in .orchestration/tmp,
+	// never in the user's tree: a crash leaves nothing there, and the next
+	// open clears what it left. A directory on another file system (a
+	// mount inside the workspace) gets the temp file beside the target.
+	tmpDir, err := w.openTempDir()
+	if err != nil {
+		return ch, err
+	}
+	defer tmpDir.Close()
+	tmp, err := writeTemp(tmpDir, name, after, perm)
 	if err != nil {
 		return ch, err
 	}
 	// The hash lock's second look, as late as possible: the temp file is
 	// ready, only the rename remains.
 	if err := checkExpect(c, dir, rel, name); err != nil {
-		dir.Remove(tmp)
+		tmpDir.Remove(tmp)
 		return ch, err
 	}
-	if err := dir.Rename(tmp, name); err != nil {
-		dir.Remove(tmp)
+	crashPoint("crash-before-rename")
+	// The change is journaled before it happens, so that a crash between
+	// the rename and the ledger record leaves a trace of it.
+	jname, err := w.journalBegin(c, &ch)
+	if err != nil {
+		tmpDir.Remove(tmp)
 		return ch, err
 	}
+	err = renameAt(tmpDir, tmp, dir, name)
+	if errors.Is(err, errCrossDevice) {
+		tmpDir.Remove(tmp)
+		if tmp, err = writeTemp(dir, name, after, perm); err != nil {
+			return ch, err
+		}
+		if err = dir.Rename(tmp, name); err != nil {
+			dir.Remove(tmp)
+		}
+	} else if err != nil {
+		tmpDir.Remove(tmp)
+	}
+	if err != nil {
+		w.journalRemove(jname)
+		return ch, err
+	}
+	crashPoint("crash-after-rename")
 	if err := syncRoot(dir); err != nil {
 		return ch, err
 	}
 	return ch, nil
+}
+
+// TempDir is where the workspace's temporary files live, relative to it.
+const TempDir = ".orchestration/tmp"
+
+// openTempDir opens (making it) the temp directory through verified handles.
+func (w *Workspace) openTempDir() (*os.Root, error) {
+	return w.openDir(TempDir, true)
+}
+
+// CleanTemp removes the temporary files that processes which are gone left
+// in TempDir (a crash between writing the new content and the rename). It is
+// called when a workspace is opened; failing to clean is not an error.
+func (w *Workspace) CleanTemp() {
+	dir, err := w.openDir(TempDir, false)
+	if err != nil {
+		return
+	}
+	defer dir.Close()
+	f, err := dir.Open(".")
+	if err != nil {
+		return
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	for _, n := range names {
+		if tempAbandoned(dir, n) {
+			dir.Remove(n)
+		}
+	}
 }
 
 func checkExpect(c *Call, dir *os.Root, rel, name string) error {
@@ -542,9 +620,11 @@ func writeTemp(dir *os.Root, name string, data []byte, perm fs.FileMode) (string
 	if _, err := readRandom(rnd[:]); err != nil {
 		return "", err
 	}
-	tmp := "." + name + ".intentgate-" + hex.EncodeToString(rnd[:])
+	// The process id lets CleanTemp tell an abandoned file from one a live
+	// process is about to rename.
+	tmp := "." + name + ".intentgate-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:])
 	if len(tmp) > maxNameLen {
-		tmp = ".intentgate-" + hex.EncodeToString(rnd[:])
+		tmp = ".intentgate-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:])
 	}
 	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoFollow, perm)
 	if err != nil {

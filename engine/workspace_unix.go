@@ -7,8 +7,12 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // O_NOFOLLOW refuses a symlink swapped in after the Lstat; O_NONBLOCK keeps
@@ -58,3 +62,59 @@ const (
 	syscallEMFILE = syscall.EMFILE
 	syscallENFILE = syscall.ENFILE
 )
+
+var ioErrnos = []error{syscall.EIO, syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS}
+
+var errCrossDevice = syscall.EXDEV
+
+// renameAt moves from in fromDir to to in toDir through the directories'
+// handles, so that no path is resolved again between the checks and the
+// rename.
+func renameAt(fromDir *os.Root, from string, toDir *os.Root, to string) error {
+	ff, err := fromDir.Open(".")
+	if err != nil {
+		return err
+	}
+	defer ff.Close()
+	tf, err := toDir.Open(".")
+	if err != nil {
+		return err
+	}
+	defer tf.Close()
+	if err := unix.Renameat(int(ff.Fd()), from, int(tf.Fd()), to); err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}
+
+// tempAbandoned reports whether the temp file name was left by a process
+// that is gone.
+func tempAbandoned(dir *os.Root, name string) bool {
+	i := strings.LastIndex(name, ".intentgate-")
+	if i < 0 {
+		return tempOld(dir, name)
+	}
+	pidStr, _, _ := strings.Cut(name[i+len(".intentgate-"):], "-")
+	pid, err := strconv.Atoi(pidStr)
+	if err != nil || pid <= 0 {
+		return tempOld(dir, name)
+	}
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+func tempOld(dir *os.Root, name string) bool {
+	fi, err := dir.Lstat(name)
+	return err == nil && time.Since(fi.ModTime()) > time.Hour
+}
+
+// crashPoint kills the process when the fault tests ask for it (FaultEnv in
+// orchestration): a real SIGKILL at an exact point of a write.
+func crashPoint(name string) {
+	if v := os.Getenv("INTENTGATE_TEST_FAULT"); v != "" && faultListed(v, name) {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+}
+
+func processGone(pid int, _ time.Time) bool {
+	return pid <= 0 || errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}

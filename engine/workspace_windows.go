@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/windows"
 )
@@ -50,3 +51,22 @@ const (
 	syscallEMFILE = windows.ERROR_TOO_MANY_OPEN_FILES
 	syscallENFILE = windows.ERROR_TOO_MANY_OPEN_FILES
 )
+
+var ioErrnos = []error{windows.ERROR_DISK_FULL, windows.ERROR_HANDLE_DISK_FULL, windows.ERROR_WRITE_PROTECT, windows.ERROR_CRC}
+
+var errCrossDevice = windows.ERROR_NOT_SAME_DEVICE
+
+// renameAt has no handle-relative form on Windows; returning errCrossDevice
+// makes Edit write its temp file beside the target, as before.
+func renameAt(*os.Root, string, *os.Root, string) error { return errCrossDevice }
+
+func tempAbandoned(dir *os.Root, name string) bool {
+	fi, err := dir.Lstat(name)
+	return err == nil && time.Since(fi.ModTime()) > time.Hour
+}
+
+func crashPoint(string) {}
+
+// processGone cannot ask about a process here without a handle: an entry an
+// hour old is taken as abandoned.
+func processGone(_ int, since time.Time) bool { return time.Since(since) > time.Hour }

@@ -52,6 +52,25 @@ func (a *CommandAudit) Judge(c *engine.Call, changes []engine.FileChange) int {
 		in, _ = set.Get(c.Intent)
 	}
 	m, igErr := a.ig.get()
+	// A command is judged by the rules in force before it ran. If it
+	// changed them, the files as they were (from the picture taken before
+	// it) decide; if their old content is unknown, nothing the command
+	// changed can be judged as allowed.
+	if old, changed := rulesBefore(changes, ".orchestration/active_intents.yaml"); changed {
+		in = nil
+		if old != nil {
+			if set, err := orchestration.ParseIntents(".orchestration/active_intents.yaml", old); err == nil {
+				in, _ = set.Get(c.Intent)
+			}
+		}
+	}
+	if old, changed := rulesBefore(changes, ".intentignore"); changed {
+		if old == nil {
+			igErr = fmt.Errorf("the command changed .intentignore and its earlier content is unknown")
+		} else {
+			m, igErr = orchestration.ParseIgnore(old), nil
+		}
+	}
 	bad := 0
 	for i := range changes {
 		ch := &changes[i]
@@ -91,4 +110,25 @@ func (a *CommandAudit) Judge(c *engine.Call, changes []engine.FileChange) int {
 		}
 	}
 	return bad
+}
+
+// rulesBefore says whether the command changed the rules file rel and, if
+// it did, what the file held before (an empty slice for a file that did not
+// exist, nil when the old content is unknown).
+func rulesBefore(changes []engine.FileChange, rel string) ([]byte, bool) {
+	for _, ch := range changes {
+		if ch.Path != rel {
+			continue
+		}
+		switch {
+		case !ch.Existed:
+			return []byte{}, true
+		case ch.BeforeUnknown:
+			return nil, true
+		case ch.Before == nil:
+			return []byte{}, true
+		}
+		return ch.Before, true
+	}
+	return nil, false
 }

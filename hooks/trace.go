@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,8 +45,18 @@ type Trace struct {
 	cfg TraceConfig
 }
 
-// NewTrace returns the trace policy.
-func NewTrace(cfg TraceConfig) *Trace { return &Trace{cfg: cfg} }
+// NewTrace returns the trace policy. It first records what a crash between a
+// change and its record left unrecorded (Recover); failing to is reported on
+// stderr, and the entries stay for the next open and for verify.
+func NewTrace(cfg TraceConfig) *Trace {
+	t := &Trace{cfg: cfg}
+	if cfg.Ledger != nil {
+		if err := t.Recover(context.Background()); err != nil {
+			fmt.Fprintf(os.Stderr, "intentgate: changes a crash left unrecorded could not be recorded yet: %v\n", err)
+		}
+	}
+	return t
+}
 
 func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) error {
 	if len(r.Changes) == 0 {
@@ -93,6 +104,9 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 		if ch.Violation || ch.Reason != "" {
 			m.Denial = reasonJSON(c, *ch)
 		}
+		if strings.HasPrefix(ch.Reason, RecoveredReason) {
+			m.Recovered = ch.Reason
+		}
 		rec, err := orchestration.NewRecord(orchestration.RecordInput{
 			Revision: rev, ToolVersion: t.cfg.Version, Model: c.Agent.Model, AgentName: c.Agent.Name,
 			Path: path, Ranges: ranges, Meta: m,
@@ -107,7 +121,9 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 		}
 		if err := t.append(rec, after); err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		t.journalDone(c, ch.Path)
 	}
 	return errors.Join(errs...)
 }

@@ -126,8 +126,12 @@ func IsGoverned(rel string) bool {
 			return true
 		}
 	}
+	// .git and .orchestration at any depth: a nested repository's hooks run
+	// as the user, and a nested .orchestration must never become the
+	// governance of commands run from inside it.
 	for _, p := range parts {
-		if p == ".git" || p == "git~1" {
+		switch p {
+		case ".git", "git~1", ".orchestration", "orches~1":
 			return true
 		}
 	}

@@ -154,7 +154,10 @@ func TestIsGoverned(t *testing.T) {
 		{"docs/.gitignore", false},
 		{".github/workflows/ci.yml", false},
 		{".gitignore", false},
-		{"src/.orchestration/x", false}, // only at the root
+		{"src/.orchestration/x", true}, // at every depth: a nested workspace never governs
+		{"src/x/.orchestration/active_intents.yaml", true},
+		{"src/x/.Orchestration/active_intents.yaml", true},
+		{"src/orchestration/x", false},
 		{"src/.claude/x", false},
 		{"", false},
 		{".", false},

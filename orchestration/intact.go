@@ -52,7 +52,7 @@ func CheckIntact(orchDir string, names ...string) error {
 var intactEntries = []struct {
 	name string
 	dir  bool
-}{{"sessions", true}, {"locks", true}, {"index", true}, {LedgerName, false}, {LedgerName + ".lock", false},
+}{{"sessions", true}, {"locks", true}, {"index", true}, {"tmp", true}, {"journal", true}, {LedgerName, false}, {LedgerName + ".lock", false},
 	{IntentMapName, false}, {IntentMapSummaryName, false}, {IntentMapLockName, false}}
 
 func describeMode(m fs.FileMode) string {

@@ -125,12 +125,13 @@ func (s *IntentMapSummary) fold(rec *Record) {
 // catchUp folds the complete lines of the ledger after s.Offset. When the
 // line there is hint (the line the caller just appended), hintRec is used
 // instead of parsing it again. It reports whether anything was folded.
-func (s *IntentMapSummary) catchUp(ledger io.ReadSeeker, hintRec *Record, hint []byte) (bool, error) {
+// linear is false when a folded record's prev is not the line before it.
+func (s *IntentMapSummary) catchUp(ledger io.ReadSeeker, hintRec *Record, hint []byte) (folded, linear bool, err error) {
 	if _, err := ledger.Seek(s.Offset, io.SeekStart); err != nil {
-		return false, fmt.Errorf("intent map: %w", err)
+		return false, false, fmt.Errorf("intent map: %w", err)
 	}
-	folded := false
-	err := ledgerLines(ledger, func(raw []byte, size int, complete bool) error {
+	linear = true
+	err = ledgerLines(ledger, func(raw []byte, size int, complete bool) error {
 		if !complete {
 			return nil // a torn tail or an append in progress: later
 		}
@@ -142,9 +143,13 @@ func (s *IntentMapSummary) catchUp(ledger io.ReadSeeker, hintRec *Record, hint [
 			}
 		}
 		if rec != nil {
+			if rec.Meta == nil || rec.Meta.Prev != s.LastLine {
+				linear = false
+			}
 			s.fold(rec)
 		} else {
 			s.Skipped++
+			linear = false
 		}
 		s.Records++
 		s.Offset += int64(size)
@@ -152,7 +157,7 @@ func (s *IntentMapSummary) catchUp(ledger io.ReadSeeker, hintRec *Record, hint [
 		folded = true
 		return nil
 	})
-	return folded, err
+	return folded, linear, err
 }
 
 // matches reports whether the ledger still holds what s folded: the line
@@ -229,27 +234,31 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 	}
 	defer lock.Release()
 
-	key := filepath.Clean(orchDir)
+	cacheKey := filepath.Clean(orchDir)
 	intentMapMu.Lock()
-	st := intentMapCache[key]
-	delete(intentMapCache, key) // put back only when everything below went well
+	st := intentMapCache[cacheKey]
+	delete(intentMapCache, cacheKey) // put back only when everything below went well
 	intentMapMu.Unlock()
 	if st == nil || rebuild || ledgerPath != filepath.Join(orchDir, LedgerName) {
 		st = &intentMapState{}
 	}
 
 	sumPath := filepath.Join(orchDir, IntentMapSummaryName)
+	// The summary sits where an agent's shell may write; it is trusted only
+	// with the workspace key's MAC, else rebuilt from the ledger.
+	key, keyErr := cachedWorkspaceKey(filepath.Dir(orchDir))
 	sum := st.sum
 	if cur, err := os.Stat(sumPath); sum == nil || err != nil || !sameInfo(cur, st.sumInfo) {
 		sum, st.sumRecords = nil, 0
-		if !rebuild {
-			sum = intentMapLoad(sumPath)
+		if !rebuild && keyErr == nil {
+			sum = intentMapLoad(sumPath, key)
 			if sum != nil {
 				st.sumInfo, st.sumRecords = cur, sum.Records
 			}
 		}
 	}
 	reset := sum == nil // a new summary: written at once, whatever its lag
+	fromScratch := sum == nil
 	f, err := os.Open(ledgerPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -274,19 +283,34 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 			}
 		}
 		if sum == nil {
-			sum, reset = newIntentMapSummary(), true
+			sum, reset, fromScratch = newIntentMapSummary(), true, true
 		}
-		if _, err := sum.catchUp(f, rec, line); err != nil {
+		folded, linear, err := sum.catchUp(f, rec, line)
+		if err != nil {
 			return err
+		}
+		// The map shows only a ledger whose chain holds: lines that do
+		// not link one after the other (a merge, or tampering) are
+		// checked as verify's chain check does before anything is shown.
+		if folded && (!linear || fromScratch) {
+			rep, err := VerifyChain(ledgerPath)
+			if err != nil {
+				return err
+			}
+			if !rep.OK() {
+				return fmt.Errorf("intent map: not rewritten: the ledger %s does not verify (%s); run intentgate trace verify", ledgerPath, rep.Reason)
+			}
 		}
 	}
 
-	if reset || st.sumInfo == nil || sum.Records-st.sumRecords >= intentMapLag {
+	if keyErr == nil && (reset || st.sumInfo == nil || sum.Records-st.sumRecords >= intentMapLag) {
 		b, err := json.Marshal(sum)
 		if err != nil {
 			return fmt.Errorf("intent map: %w", err)
 		}
-		if err := fsx.Replace(sumPath, append(b, '\n'), 0o644, fsx.Derived); err != nil {
+		b = append(b, '\n')
+		b = append(append(append(b, intentMapMACPrefix...), MAC(key, b)...), '\n')
+		if err := fsx.Replace(sumPath, b, 0o644, fsx.Derived); err != nil {
 			return fmt.Errorf("intent map: %w", err)
 		}
 		st.sumInfo, _ = os.Stat(sumPath)
@@ -315,7 +339,7 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 	}
 	st.md, st.sum = md, sum
 	intentMapMu.Lock()
-	intentMapCache[key] = st
+	intentMapCache[cacheKey] = st
 	intentMapMu.Unlock()
 	return nil
 }
@@ -344,9 +368,21 @@ func replaceUnsynced(path string, data []byte) error {
 	return err
 }
 
-func intentMapLoad(path string) *IntentMapSummary {
-	b, err := os.ReadFile(path)
+const intentMapMACPrefix = "hmac-sha256:"
+
+// intentMapLoad reads the summary: its JSON line, then a line with the MAC
+// of that line (with its newline) under the workspace key.
+func intentMapLoad(path string, key []byte) *IntentMapSummary {
+	all, err := os.ReadFile(path)
 	if err != nil {
+		return nil
+	}
+	body, tail, ok := bytes.Cut(all, []byte("\n"+intentMapMACPrefix))
+	if !ok {
+		return nil
+	}
+	b := append(body, '\n')
+	if !MACEqual(string(bytes.TrimSuffix(tail, []byte("\n"))), MAC(key, b)) {
 		return nil
 	}
 	var s IntentMapSummary
@@ -522,4 +558,18 @@ func intentMapCode(s string) string {
 	}
 	fence := strings.Repeat("`", longest+1)
 	return fence + " " + s + " " + fence
+}
+
+var workspaceKeys sync.Map // workspace dir -> []byte
+
+func cachedWorkspaceKey(ws string) ([]byte, error) {
+	if k, ok := workspaceKeys.Load(ws); ok {
+		return k.([]byte), nil
+	}
+	k, err := WorkspaceKey(ws)
+	if err != nil {
+		return nil, err
+	}
+	workspaceKeys.Store(ws, k)
+	return k, nil
 }

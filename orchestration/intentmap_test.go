@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -101,6 +102,8 @@ func intentMapTestRead(t testing.TB, orchDir string) (md, summary []byte) {
 		t.Fatal(err)
 	}
 	summary, err = os.ReadFile(filepath.Join(orchDir, IntentMapSummaryName))
+	// The MAC line differs between workspaces (each has its own key).
+	summary, _, _ = bytes.Cut(summary, []byte("\nhmac-sha256:"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +145,11 @@ func TestIntentMapGolden(t *testing.T) {
 		// The summary file may lag the ledger by a few records (it is
 		// rewritten every intentMapLag records); with the records after
 		// it folded in, it is the rebuilt one.
-		sum := intentMapLoad(filepath.Join(orch2, IntentMapSummaryName))
+		key, err := cachedWorkspaceKey(filepath.Dir(orch2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := intentMapLoad(filepath.Join(orch2, IntentMapSummaryName), key)
 		if sum == nil {
 			t.Fatalf("summary does not load: %s", summary2)
 		}
@@ -151,7 +158,7 @@ func TestIntentMapGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if _, err := sum.catchUp(f, nil, nil); err != nil {
+		if _, _, err := sum.catchUp(f, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		caught, _ := json.Marshal(sum)
@@ -279,12 +286,45 @@ func TestIntentMapUpdateDoesNotReread(t *testing.T) {
 	if !bytes.Contains(md, []byte("| src/middleware/jwt.go |")) || !bytes.Contains(md, []byte("(5 records)")) {
 		t.Errorf("the update reread the ledger:\n%s", md)
 	}
-	if err := RebuildIntentMap(orch, intents, ledger); err != nil {
-		t.Fatal(err)
+	// A rebuild reads the whole ledger, and shows only one that verifies:
+	// the edited line breaks the chain, so the map stays as it was.
+	if err := RebuildIntentMap(orch, intents, ledger); err == nil || !strings.Contains(err.Error(), "does not verify") {
+		t.Fatalf("RebuildIntentMap of a damaged ledger = %v, want a refusal", err)
 	}
-	md, _ = intentMapTestRead(t, orch)
-	if !bytes.Contains(md, []byte("| src/middleware/JWT.go |")) {
-		t.Errorf("the rebuild did not read the ledger:\n%s", md)
+	if md2, _ := intentMapTestRead(t, orch); !bytes.Equal(md2, md) {
+		t.Errorf("the refused rebuild rewrote the map:\n%s", md2)
+	}
+}
+
+// Editing the derived summary (intent_map.json) never reaches the committed
+// intent_map.md: without the workspace key's MAC the summary is rebuilt from
+// the ledger.
+func TestIntentMapForgedSummaryIgnored(t *testing.T) {
+	intents := intentMapTestIntents()
+	recs := intentMapTestRecords(t)
+	orch := filepath.Join(t.TempDir(), ".orchestration")
+	intentMapTestLedger(t, orch, ShapeAgentTrace, recs[:4], func(rec *Record, line []byte) {
+		if err := UpdateIntentMap(orch, intents, rec, line); err != nil {
+			t.Fatal(err)
+		}
+	})
+	md, _ := intentMapTestRead(t, orch)
+	summary, _ := os.ReadFile(filepath.Join(orch, IntentMapSummaryName))
+	forged := bytes.ReplaceAll(summary, []byte("src/middleware/jwt.go"), []byte("src/FORGED.go"))
+	if bytes.Equal(forged, summary) {
+		t.Fatal("nothing forged")
+	}
+	// Both with the old MAC line and with none.
+	body, _, _ := bytes.Cut(forged, []byte("\nhmac-sha256:"))
+	for _, f := range [][]byte{forged, append(body, '\n')} {
+		os.WriteFile(filepath.Join(orch, IntentMapSummaryName), f, 0o644)
+		if err := UpdateIntentMap(orch, intents, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := intentMapTestRead(t, orch)
+		if bytes.Contains(got, []byte("FORGED")) || !bytes.Equal(got, md) {
+			t.Fatalf("a forged summary reached intent_map.md:\n%s", got)
+		}
 	}
 }
 

@@ -39,8 +39,35 @@ type Ledger struct {
 	Shape RecordShape
 
 	path string
-	mu   sync.Mutex
+	mu   sync.Mutex // serializes writes and the file handle
 	f    *os.File
+	gen  int // counts the files f has been, so a sync knows which it covers
+
+	// Group commit: the fsync runs outside mu and the file lock, and one
+	// fsync covers every line written before it started, by this process
+	// or any other, so concurrent appends share it.
+	smu     sync.Mutex
+	scond   *sync.Cond
+	syncing bool
+	synced  ledgerMark // everything up to here is durable
+	wrote   ledgerMark // the end of the last line this process wrote
+
+	// pending holds the lines whose write succeeded but whose fsync
+	// failed, by record id: a retry of the same record syncs the line
+	// already there instead of appending it again.
+	pending map[string]ledgerPending
+	retired []*os.File // replaced handles a sync may still be using
+}
+
+type ledgerMark struct {
+	gen int
+	end int64
+}
+
+type ledgerPending struct {
+	gen  int
+	off  int64
+	line []byte
 }
 
 // OpenLedger opens the ledger at path, creating it and its directory if
@@ -62,11 +89,13 @@ func OpenLedger(path string) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := ledgerRepair(path, f); err != nil {
+	if _, _, _, err := ledgerRepair(path, f); err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &Ledger{path: path, f: f}, nil
+	l := &Ledger{path: path, f: f, pending: map[string]ledgerPending{}}
+	l.scond = sync.NewCond(&l.smu)
+	return l, nil
 }
 
 // Path is the ledger file's path.
@@ -80,25 +109,62 @@ func (l *Ledger) Append(rec *Record) error {
 }
 
 // AppendLine is Append, returning the bytes of the line written (without its
-// newline), which UpdateIntentMap takes.
+// newline), which UpdateIntentMap takes. It returns once an fsync that began
+// after the line was written has succeeded: the line is written under the
+// lock, and synced after the lock is let go, so that appends from other
+// goroutines and processes proceed meanwhile and one fsync serves them all.
+//
+// If the fsync fails, the line stays written; calling AppendLine again with
+// the same record (same id) syncs that line rather than appending a copy.
 func (l *Ledger) AppendLine(rec *Record) ([]byte, error) {
+	line, f, mark, err := l.writeLine(rec)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.syncThrough(f, mark); err != nil {
+		return nil, fmt.Errorf("ledger: append: %w", err)
+	}
+	l.mu.Lock()
+	delete(l.pending, rec.ID)
+	l.mu.Unlock()
+	return line, nil
+}
+
+// writeLine writes rec's line under the locks, or finds it already written
+// by an earlier attempt whose fsync failed, and says which file and offset a
+// sync must cover.
+func (l *Ledger) writeLine(rec *Record) ([]byte, *os.File, ledgerMark, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
-		return nil, errLedgerClosed
+		return nil, nil, ledgerMark{}, errLedgerClosed
 	}
 	lock, err := fsx.Acquire(l.path + ".lock")
 	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
+		return nil, nil, ledgerMark{}, fmt.Errorf("ledger: %w", err)
 	}
 	defer lock.Release()
 	if err := l.reopenIfReplaced(); err != nil {
-		return nil, err
+		return nil, nil, ledgerMark{}, err
 	}
-	last, ok, err := ledgerRepair(l.path, l.f)
+	if p, ok := l.pending[rec.ID]; ok && rec.ID != "" {
+		if p.gen == l.gen && ledgerHasLineAt(l.f, p.off, p.line) {
+			mark := ledgerMark{gen: l.gen, end: p.off + int64(len(p.line)) + 1}
+			return p.line, l.f, mark, nil
+		}
+		delete(l.pending, rec.ID) // gone (repaired, replaced): write it anew
+	}
+	last, ok, end, err := ledgerRepair(l.path, l.f)
 	if err != nil {
-		return nil, err
+		return nil, nil, ledgerMark{}, err
 	}
+	l.smu.Lock()
+	if l.wrote.gen == l.gen && end < l.wrote.end {
+		// Lines this process wrote are gone (the file was cut short):
+		// offsets no longer tell what an earlier sync covered.
+		l.gen++
+	}
+	l.smu.Unlock()
 	if rec.Meta == nil {
 		rec.Meta = &Meta{}
 	}
@@ -108,21 +174,70 @@ func (l *Ledger) AppendLine(rec *Record) ([]byte, error) {
 	}
 	line, err := MarshalShape(rec, l.Shape)
 	if err != nil {
-		return nil, err
+		return nil, nil, ledgerMark{}, err
 	}
 	if bytes.IndexByte(line, '\n') >= 0 { // compact JSON never has one
-		return nil, errors.New("ledger: record marshals to more than one line")
+		return nil, nil, ledgerMark{}, errors.New("ledger: record marshals to more than one line")
 	}
 	buf := make([]byte, len(line)+1)
 	copy(buf, line)
 	buf[len(line)] = '\n'
 	if _, err := l.f.Write(buf); err != nil {
-		return nil, fmt.Errorf("ledger: append: %w", err)
+		return nil, nil, ledgerMark{}, fmt.Errorf("ledger: append: %w", err)
 	}
-	if err := l.f.Sync(); err != nil {
-		return nil, fmt.Errorf("ledger: append: %w", err)
+	mark := ledgerMark{gen: l.gen, end: end + int64(len(buf))}
+	if rec.ID != "" {
+		l.pending[rec.ID] = ledgerPending{gen: l.gen, off: end, line: line}
 	}
-	return line, nil
+	l.smu.Lock()
+	if mark.gen > l.wrote.gen || mark.end > l.wrote.end {
+		l.wrote = mark
+	}
+	l.smu.Unlock()
+	return line, l.f, mark, nil
+}
+
+// syncThrough returns once the bytes of file generation mark.gen up to
+// mark.end are durable: it waits for an fsync in flight and, unless that one
+// already covered mark, runs one itself, covering every line written so far.
+func (l *Ledger) syncThrough(f *os.File, mark ledgerMark) error {
+	l.smu.Lock()
+	for {
+		if l.synced.gen == mark.gen && l.synced.end >= mark.end {
+			l.smu.Unlock()
+			return nil
+		}
+		if !l.syncing {
+			break
+		}
+		l.scond.Wait()
+	}
+	l.syncing = true
+	target := l.wrote
+	if target.gen != mark.gen || target.end < mark.end {
+		target = mark
+	}
+	l.smu.Unlock()
+
+	err := ledgerSync(f)
+
+	l.smu.Lock()
+	l.syncing = false
+	if err == nil && (target.gen > l.synced.gen || target.end > l.synced.end) {
+		l.synced = target
+	}
+	l.scond.Broadcast()
+	l.smu.Unlock()
+	return err
+}
+
+// ledgerHasLineAt reports whether f holds line and its newline at off.
+func ledgerHasLineAt(f *os.File, off int64, line []byte) bool {
+	b := make([]byte, len(line)+1)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return false
+	}
+	return bytes.Equal(b[:len(line)], line) && b[len(line)] == '\n'
 }
 
 // AppendAll appends records in order, each linked to the one before it, under
@@ -144,7 +259,7 @@ func (l *Ledger) AppendAll(recs []*Record) (int, error) {
 	if err := l.reopenIfReplaced(); err != nil {
 		return 0, err
 	}
-	last, ok, err := ledgerRepair(l.path, l.f)
+	last, ok, _, err := ledgerRepair(l.path, l.f)
 	if err != nil {
 		return 0, err
 	}
@@ -175,7 +290,7 @@ func (l *Ledger) AppendAll(recs []*Record) (int, error) {
 			err = errors.New("ledger: record marshals to more than one line")
 		}
 		if err != nil {
-			err = errors.Join(err, flush(), l.f.Sync()) // keep what went before
+			err = errors.Join(err, flush(), ledgerSync(l.f)) // keep what went before
 			return written, err
 		}
 		buf = append(append(buf, line...), '\n')
@@ -190,7 +305,7 @@ func (l *Ledger) AppendAll(recs []*Record) (int, error) {
 	if err := flush(); err != nil {
 		return written, err
 	}
-	if err := l.f.Sync(); err != nil {
+	if err := ledgerSync(l.f); err != nil {
 		return written, fmt.Errorf("ledger: append: %w", err)
 	}
 	return written, nil
@@ -205,6 +320,10 @@ func (l *Ledger) Close() error {
 	}
 	err := l.f.Close()
 	l.f = nil
+	for _, f := range l.retired {
+		f.Close()
+	}
+	l.retired = nil
 	return err
 }
 
@@ -224,8 +343,11 @@ func (l *Ledger) reopenIfReplaced() error {
 	if err != nil {
 		return err
 	}
-	l.f.Close()
+	// A sync of the old file may still be running outside the lock: keep
+	// it open until Close.
+	l.retired = append(l.retired, l.f)
 	l.f = f
+	l.gen++
 	return nil
 }
 
@@ -246,36 +368,37 @@ func ledgerOpenFile(path string) (*os.File, error) {
 
 // ledgerRepair moves a torn tail of the ledger f (open on path) to
 // path+".broken" and truncates it away; the caller holds the lock. It returns
-// the last complete line, if there is one.
-func ledgerRepair(path string, f *os.File) (last []byte, ok bool, err error) {
+// the last complete line, if there is one, and the offset where the complete
+// lines end (where the next line goes).
+func ledgerRepair(path string, f *os.File) (last []byte, ok bool, end int64, err error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, false, fmt.Errorf("ledger: %w", err)
+		return nil, false, 0, fmt.Errorf("ledger: %w", err)
 	}
 	last, ok, complete, torn, err := ledgerTail(f, fi.Size())
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	if len(torn) == 0 {
-		return last, ok, nil
+		return last, ok, complete, nil
 	}
 	if err := ledgerSaveBroken(path+".broken", torn); err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	// Truncate through a handle of its own: on Windows an O_APPEND handle
 	// may not set the end of file.
 	w, err := os.OpenFile(path, os.O_RDWR|fsx.NoFollow, 0)
 	if err != nil {
-		return nil, false, fmt.Errorf("ledger: repair: %w", err)
+		return nil, false, 0, fmt.Errorf("ledger: repair: %w", err)
 	}
 	defer w.Close()
 	if err := w.Truncate(complete); err != nil {
-		return nil, false, fmt.Errorf("ledger: repair: %w", err)
+		return nil, false, 0, fmt.Errorf("ledger: repair: %w", err)
 	}
 	if err := w.Sync(); err != nil {
-		return nil, false, fmt.Errorf("ledger: repair: %w", err)
+		return nil, false, 0, fmt.Errorf("ledger: repair: %w", err)
 	}
-	return last, ok, nil
+	return last, ok, complete, nil
 }
 
 func ledgerSaveBroken(path string, torn []byte) error {

@@ -39,6 +39,12 @@ func TestLedgerCrash(t *testing.T) {
 			b, _ := io.ReadAll(stdout) // until the child is gone
 			outc <- b
 		}()
+		// On a loaded machine a child may take longer to start than the
+		// random delay: let it reach the ledger first (bounded, so a
+		// child that never does cannot hang the test).
+		for wait := 0; wait < 500 && ledgerTestMissing(path); wait++ {
+			time.Sleep(10 * time.Millisecond)
+		}
 		time.Sleep(time.Duration(rng.IntN(60)) * time.Millisecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -75,4 +81,9 @@ func TestLedgerCrash(t *testing.T) {
 	if len(acknowledged) == 0 {
 		t.Errorf("no child ever acknowledged an append")
 	}
+}
+
+func ledgerTestMissing(path string) bool {
+	_, err := os.Stat(path)
+	return err != nil
 }

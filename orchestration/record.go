@@ -120,6 +120,9 @@ type Meta struct {
 	DeletedLines int    `json:"deleted_lines,omitempty"`
 	// Denial is the denial JSON the agent was given, when Decision is deny.
 	Denial json.RawMessage `json:"denial,omitempty"`
+	// Recovered, when set, says the record was written on a later open:
+	// a crash came between the change and its record (and why).
+	Recovered string `json:"recovered,omitempty"`
 	// Prev links the record to the ledger line before it: "sha256:" and the
 	// hex SHA-256 of that line's bytes without its newline; "" for the first
 	// line. Ledger.Append sets it.

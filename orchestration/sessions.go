@@ -1,6 +1,7 @@
 package orchestration
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -46,7 +47,17 @@ type Session struct {
 	// Usage counts, per tool, the calls the session made and how many of
 	// them failed (denied, or the tool itself failed).
 	Usage map[string]ToolUsage `json:"usage,omitempty"`
+	// Refused, when set, says why the session may make no further call: a
+	// state it depended on (a pending picture of the workspace) was
+	// removed or altered outside intentgate. Load reports it as
+	// ErrSessionRefused; a person clears it by removing the session file.
+	Refused string `json:"refused,omitempty"`
 }
+
+// ErrSessionRefused is the error Load and Update return for a session whose
+// state was tampered with: its file altered outside intentgate (the MAC does
+// not match) or a state it depended on gone.
+var ErrSessionRefused = errors.New("session refused")
 
 // Todo is one item of a session's todo list. Status is pending, in_progress
 // or completed, as in Roo Code.
@@ -141,9 +152,23 @@ func (s *Session) CountUse(tool string, failed bool) {
 	s.Usage[tool] = u
 }
 
-// SessionStore keeps sessions as one JSON file each in a directory.
+// SessionStore keeps sessions as one JSON file each in a directory. Each
+// file ends with a line holding the HMAC of the rest under the workspace key
+// (orchestration.WorkspaceKey, kept outside the workspace), so that a file a
+// command or another session rewrote is refused rather than believed.
 type SessionStore struct {
 	dir string
+}
+
+const sessionMACPrefix = "hmac-sha256:"
+
+// sessionsMAC authenticates a session file's JSON for the file it is in.
+func (s *SessionStore) mac(name string, body []byte) (string, error) {
+	key, err := cachedWorkspaceKey(filepath.Dir(filepath.Dir(s.dir)))
+	if err != nil {
+		return "", fmt.Errorf("session state cannot be authenticated: %w", err)
+	}
+	return MAC(key, []byte("session"), []byte(name), body), nil
 }
 
 // OpenSessions returns the store for dir (usually .orchestration/sessions).
@@ -195,7 +220,23 @@ func (s *SessionStore) Load(id string) (*Session, error) {
 	if err := sessionsCheckID(id); err != nil {
 		return nil, err
 	}
-	return s.load(id)
+	sess, err := s.load(id)
+	if err != nil {
+		return nil, err
+	}
+	return sess, s.checkRefused(sess)
+}
+
+// Refuse marks the session so that every later Load fails with
+// ErrSessionRefused and why.
+func (s *SessionStore) Refuse(id, why string) error {
+	_, err := s.update(id, func(sess *Session) error {
+		if sess.Refused == "" {
+			sess.Refused = why
+		}
+		return nil
+	}, true)
+	return err
 }
 
 func (s *SessionStore) load(id string) (*Session, error) {
@@ -207,7 +248,11 @@ func (s *SessionStore) load(id string) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}
-	sess, err := sessionsDecode(p, data)
+	body, err := s.authentic(p, data)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := sessionsDecode(p, body)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +260,31 @@ func (s *SessionStore) load(id string) (*Session, error) {
 		return nil, fmt.Errorf("session file %s holds session %q, not %q", p, sess.ID, id)
 	}
 	return sess, nil
+}
+
+// authentic checks the MAC line of the session file p and returns the JSON.
+func (s *SessionStore) authentic(p string, data []byte) ([]byte, error) {
+	body, tail, ok := bytes.Cut(data, []byte("\n"+sessionMACPrefix))
+	if ok {
+		body = data[:len(body)+1]
+	}
+	want, err := s.mac(filepath.Base(p), body)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || !MACEqual(string(bytes.TrimSpace(tail)), want) {
+		return nil, fmt.Errorf("%w: the session file %s was changed outside intentgate (its MAC does not match); remove it to start the session over, with no intent selected and no file read", ErrSessionRefused, p)
+	}
+	return body, nil
+}
+
+// Load refuses a session marked Refused; Update and LoadAny do not, so that
+// a person can look at it.
+func (s *SessionStore) checkRefused(sess *Session) error {
+	if sess.Refused != "" {
+		return fmt.Errorf("%w: %s; remove the session file %s to start the session over", ErrSessionRefused, sess.Refused, s.path(sess.ID))
+	}
+	return nil
 }
 
 func sessionsDecode(path string, data []byte) (*Session, error) {
@@ -244,6 +314,10 @@ func sessionsInit(sess *Session) *Session {
 // processes, never lose each other's changes. If fn returns an error nothing
 // is written and that error is returned. fn cannot change the session's id.
 func (s *SessionStore) Update(id string, fn func(*Session) error) (*Session, error) {
+	return s.update(id, fn, false)
+}
+
+func (s *SessionStore) update(id string, fn func(*Session) error, refusing bool) (*Session, error) {
 	if err := sessionsCheckID(id); err != nil {
 		return nil, err
 	}
@@ -262,8 +336,16 @@ func (s *SessionStore) Update(id string, fn func(*Session) error) (*Session, err
 	defer lock.Release()
 
 	sess, err := s.load(id)
-	if err != nil {
+	if err != nil && !(refusing && errors.Is(err, ErrSessionRefused)) {
 		return nil, err
+	}
+	if err != nil { // refusing a session whose file was altered: start over, refused
+		sess = sessionsInit(&Session{ID: id})
+	}
+	if !refusing {
+		if err := s.checkRefused(sess); err != nil {
+			return nil, err
+		}
 	}
 	if err := fn(sess); err != nil {
 		return nil, err
@@ -278,7 +360,13 @@ func (s *SessionStore) Update(id string, fn func(*Session) error) (*Session, err
 	if err != nil {
 		return nil, fmt.Errorf("save session %q: %w", id, err)
 	}
-	if err := fsx.Replace(s.path(id), append(data, '\n'), 0o644, fsx.Settled); err != nil {
+	data = append(data, '\n')
+	mac, err := s.mac(filepath.Base(s.path(id)), data)
+	if err != nil {
+		return nil, err
+	}
+	data = append(append(append(data, sessionMACPrefix...), mac...), '\n')
+	if err := fsx.Replace(s.path(id), data, 0o644, fsx.Settled); err != nil {
 		return nil, fmt.Errorf("save session %q: %w", id, err)
 	}
 	return sessionsInit(sess), nil
@@ -331,7 +419,12 @@ func (s *SessionStore) List() ([]*Session, error) {
 			errs = append(errs, fmt.Errorf("list sessions: %w", err))
 			continue
 		}
-		sess, err := sessionsDecode(p, data)
+		body, err := s.authentic(p, data)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sess, err := sessionsDecode(p, body)
 		if err != nil {
 			errs = append(errs, err)
 			continue

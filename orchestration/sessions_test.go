@@ -1,6 +1,7 @@
 package orchestration
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -316,5 +317,48 @@ func TestSessionsConcurrentProcesses(t *testing.T) {
 	}
 	if got, want := sessionsCounter(t, s, "shared"), procs*each+local; got != want {
 		t.Errorf("counter = %d, want %d", got, want)
+	}
+}
+
+// A session file changed outside the store (its MAC no longer matches) is
+// refused, never believed; so is one copied from another session's file.
+// A session marked Refused stays refused until its file is removed.
+func TestSessionsAuthenticated(t *testing.T) {
+	s := OpenSessions(filepath.Join(t.TempDir(), ".orchestration", "sessions"))
+	for _, id := range []string{"victim", "attacker"} {
+		if _, err := s.Update(id, func(sess *Session) error { sess.Intent = "INT-" + id; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := s.path("victim")
+	orig, _ := os.ReadFile(p)
+	for name, forged := range map[string][]byte{
+		"intent edited, MAC kept": bytes.Replace(orig, []byte("INT-victim"), []byte("INT-wide00"), 1),
+		"MAC line removed":        orig[:bytes.Index(orig, []byte("hmac-sha256:"))],
+		"another session's file":  func() []byte { b, _ := os.ReadFile(s.path("attacker")); return b }(),
+	} {
+		os.WriteFile(p, forged, 0o644)
+		if _, err := s.Load("victim"); !errors.Is(err, ErrSessionRefused) && name != "another session's file" {
+			t.Errorf("%s: Load = %v, want ErrSessionRefused", name, err)
+		} else if err == nil {
+			t.Errorf("%s: Load succeeded", name)
+		}
+		if _, err := s.Update("victim", func(*Session) error { return nil }); err == nil {
+			t.Errorf("%s: Update succeeded", name)
+		}
+	}
+	os.WriteFile(p, orig, 0o644)
+	if sess, err := s.Load("victim"); err != nil || sess.Intent != "INT-victim" {
+		t.Fatalf("the original file: %v %v", sess, err)
+	}
+	if err := s.Refuse("victim", "its picture was altered"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load("victim"); !errors.Is(err, ErrSessionRefused) || !strings.Contains(err.Error(), "its picture was altered") {
+		t.Fatalf("Load of a refused session = %v", err)
+	}
+	os.Remove(p)
+	if sess, err := s.Load("victim"); err != nil || sess.Intent != "" {
+		t.Fatalf("after removing the file: %v %v, want a fresh session", sess, err)
 	}
 }

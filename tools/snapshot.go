@@ -87,7 +87,7 @@ type Unseen struct {
 // skipDir reports directories never walked, by workspace-relative path.
 func skipDir(rel string) bool {
 	switch rel {
-	case ".orchestration/sessions", ".orchestration/locks", ".orchestration/index":
+	case ".orchestration/sessions", ".orchestration/locks", ".orchestration/index", ".orchestration/tmp", ".orchestration/journal":
 		return true
 	}
 	return false

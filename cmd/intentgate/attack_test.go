@@ -52,6 +52,9 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// Anchors (the workspace key, the last seal) go to a directory of the
+	// tests' own, inherited by every binary they run.
+	os.Setenv(orchestration.AnchorDirEnv, filepath.Join(dir, "anchors"))
 	atkBin = filepath.Join(dir, "intentgate")
 	goTool, err := exec.LookPath("go")
 	if err != nil {

@@ -43,6 +43,8 @@ const exampleIgnore = `# Paths no agent may modify under any intent (gitignore s
 var gitignoreLines = []string{
 	".orchestration/sessions/",
 	".orchestration/locks/",
+	".orchestration/tmp/",
+	".orchestration/journal/",
 	".orchestration/*.lock",
 	".orchestration/*.broken",
 	".orchestration/intent_map.json",

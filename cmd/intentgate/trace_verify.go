@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/intentgate/intentgate/orchestration/audit"
 	"github.com/spf13/cobra"
@@ -14,6 +15,8 @@ type traceVerifyOptions struct {
 	traceFlags
 	progress bool
 	noDrift  bool
+	remote   string
+	noRemote bool
 }
 
 func newTraceVerifyCmd() *cobra.Command {
@@ -24,7 +27,13 @@ func newTraceVerifyCmd() *cobra.Command {
 		Long: `verify reads the ledger once and checks that every line is a valid Agent Trace
 0.1.0 record, that the prev chain holds (union-merge forks are reported, not
 failed), that every checkpoint sealed under refs/intentgate/checkpoints is
-still a prefix of the ledger, and reports a torn last line. For each file it
+still a prefix of the ledger, and reports a torn last line. A fork (a record
+linked to an earlier line than the one before it) passes only where git's
+history shows a merge joining two branches of the ledger; anywhere else it is
+an insertion. The checkpoint chain is also held against the last seal made on
+this machine (kept outside the workspace) and against the checkpoints on the
+team's remote (--remote, default origin): a ref deleted or moved back is
+reported. For each file it
 also says whether the latest recorded ranges still hold their content, moved
 elsewhere in the file, changed, or whether the file is gone.
 
@@ -41,12 +50,15 @@ Exit status: 0 intact, 1 not intact, 2 verify could not run.`,
 	o.add(cmd, true)
 	cmd.Flags().BoolVar(&o.progress, "progress", false, "draw a progress bar on stderr even when it is not a terminal")
 	cmd.Flags().BoolVar(&o.noDrift, "no-drift", false, "skip the content drift check")
+	cmd.Flags().StringVar(&o.remote, "remote", "", "git remote whose refs/intentgate/checkpoints the ledger is held against too (default origin, when there is one)")
+	cmd.Flags().BoolVar(&o.noRemote, "no-remote", false, "do not fetch the remote's checkpoints")
 	return cmd
 }
 
 func runTraceVerify(o *traceVerifyOptions, out, errw io.Writer) error {
 	bar, progress := traceNewProgress(errw, "verify", o.progress)
-	rep, err := audit.Verify(audit.VerifyOptions{Workspace: o.workspace, Ledger: o.ledger, NoDrift: o.noDrift, Progress: progress})
+	rep, err := audit.Verify(audit.VerifyOptions{Workspace: o.workspace, Ledger: o.ledger, NoDrift: o.noDrift, Progress: progress,
+		Remote: o.remote, NoRemote: o.noRemote})
 	bar.done()
 	if err != nil {
 		return &exitError{code: 2, err: err}
@@ -68,9 +80,12 @@ func tracePrintVerify(out io.Writer, rep *audit.VerifyReport) {
 	rate := float64(rep.Bytes) / 1e6 / max(rep.Seconds, 1e-9)
 	fmt.Fprintf(out, "%s: %d lines, %d records, %s, read in %.2fs (%.0f MB/s)\n",
 		rep.Ledger, rep.Lines, rep.Records, traceHumanBytes(rep.Bytes), rep.Seconds, rate)
-	if rep.Intact {
+	switch {
+	case rep.Intact:
 		fmt.Fprintln(out, "INTACT")
-	} else {
+	case rep.FirstBad == nil:
+		fmt.Fprintln(out, "NOT INTACT: changes were made without a record")
+	default:
 		fmt.Fprintf(out, "NOT INTACT: first bad record at line %d: %s: %s\n", rep.FirstBad.Line, rep.FirstBad.Kind, rep.FirstBad.Detail)
 		const show = 20
 		for i, p := range rep.Problems {
@@ -80,6 +95,13 @@ func tracePrintVerify(out io.Writer, rep *audit.VerifyReport) {
 			}
 			fmt.Fprintf(out, "  line %d: %s (%s): %s\n", p.Line, p.Kind, p.Fault, p.Detail)
 		}
+	}
+	for _, u := range rep.Unrecorded {
+		fmt.Fprintf(out, "  CHANGED WITHOUT A RECORD: %s (%s, session %q, call %q, %s): a crash came between the change and its record; the next intentgate command in this workspace records it\n",
+			u.Path, u.Tool, u.Session, u.CallID, u.Time.UTC().Format(time.RFC3339))
+	}
+	for _, r := range rep.Recovered {
+		fmt.Fprintf(out, "recorded after a crash: line %d: %s\n", r.Line, r.Detail)
 	}
 	if rep.SeedRecords > 0 {
 		fmt.Fprintf(out, "%d records are in the seed (trp1) shape; they validate as the Agent Trace records they stand for\n", rep.SeedRecords)
@@ -97,10 +119,20 @@ func tracePrintVerify(out io.Writer, rep *audit.VerifyReport) {
 				parts = append(parts, fmt.Sprintf("line %d -> line %d", f.Line, f.Parent))
 			}
 		}
-		fmt.Fprintf(out, "forks (union merges; not failures): %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(out, "forks (each must be a git merge of two branches of the ledger): %s\n", strings.Join(parts, ", "))
 	}
 	if rep.TornTail > 0 {
 		fmt.Fprintf(out, "torn tail: the last %d bytes are not a complete line (a crash, or an append in progress); the next append moves them to %s.broken\n", rep.TornTail, rep.Ledger)
+	}
+	if rep.Anchored != "" {
+		fmt.Fprintf(out, "anchor: last seal on this machine %s\n", rep.Anchored)
+	}
+	if rep.Remote != "" {
+		note := rep.RemoteNote
+		if note == "" {
+			note = "its checkpoints are in the local chain"
+		}
+		fmt.Fprintf(out, "remote %s: %s\n", rep.Remote, note)
 	}
 	switch {
 	case rep.CheckpointNote != "":

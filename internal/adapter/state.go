@@ -46,8 +46,9 @@ type preImage struct {
 }
 
 type snapRef struct {
-	Taken time.Time `json:"taken"`
-	File  string    `json:"file"` // in the snapshots directory
+	Taken  time.Time `json:"taken"`
+	File   string    `json:"file"`   // in the snapshots directory
+	SHA256 string    `json:"sha256"` // of the file's bytes
 }
 
 func fileKey(rel string) string { return statePrefix + "file:" + rel }
@@ -183,7 +184,26 @@ func (h *hookRun) saveSnapshot() error {
 	if err := fsx.Replace(filepath.Join(dir, name), data, 0o644, fsx.Settled); err != nil {
 		return err
 	}
-	return h.putState(h.cmdKey(), snapRef{Taken: time.Now().UTC(), File: name})
+	// The picture lives where a command may write: its digest goes into
+	// the (authenticated) session and, outside the workspace, beside the
+	// workspace key, so that removing or forging either is noticed.
+	digest := engine.Hash(data)
+	if err := orchestration.NotePending(h.rt.Root(), h.ev.Session, h.cmdKey(), digest); err != nil {
+		return err
+	}
+	return h.putState(h.cmdKey(), snapRef{Taken: time.Now().UTC(), File: name, SHA256: digest})
+}
+
+// refuseSession stops the session: a picture its decision depended on was
+// removed or altered. The model is told; every later call of the session
+// is refused until a person removes the session file.
+func (h *hookRun) refuseSession(why string) string {
+	if ss := h.sessions(); ss == nil {
+		h.warnf("cannot mark session %s refused: .orchestration/ is not intact", h.ev.Session)
+	} else if err := ss.Refuse(h.ev.Session, why); err != nil {
+		h.warnf("cannot mark session %s refused: %v", h.ev.Session, err)
+	}
+	return "SESSION_REFUSED: " + why + ". What the command changed cannot be judged, so intentgate refuses every further call of this session; a person must review the workspace and remove the session's file under .orchestration/sessions/ to go on."
 }
 
 // observeRead records a whole-file read as the hash lock's baseline: the
@@ -281,6 +301,15 @@ func reverseEdits(after []byte, edits []Replacement) ([]byte, bool) {
 func (h *hookRun) observeCommand(ctx context.Context, c *engine.Call) string {
 	var ref snapRef
 	ok, err := h.takeState(h.cmdKey(), &ref)
+	noted, nerr := orchestration.TakePending(h.rt.Root(), h.ev.Session, h.cmdKey())
+	switch {
+	case errors.Is(err, orchestration.ErrSessionRefused):
+		return h.refuseSession("the session's state was altered outside intentgate")
+	case nerr != nil:
+		h.warnf("cannot check the picture of the workspace from before the command: %v", nerr)
+	case (err != nil || !ok) && noted != "":
+		return h.refuseSession("the picture of the workspace taken before this command was removed from the session")
+	}
 	if err != nil || !ok || ref.File == "" || filepath.Base(ref.File) != ref.File {
 		h.warnf("no picture of the workspace from before the command (was its pre-tool event seen?): what it changed cannot be judged")
 		return ""
@@ -288,13 +317,15 @@ func (h *hookRun) observeCommand(ctx context.Context, c *engine.Call) string {
 	path := filepath.Join(h.snapshotDir(), ref.File)
 	data, err := os.ReadFile(path)
 	os.Remove(path)
-	var st tools.StoredSnapshot
-	if err == nil {
-		err = json.Unmarshal(data, &st)
+	switch {
+	case err != nil:
+		return h.refuseSession("the picture of the workspace taken before this command is gone (" + err.Error() + ")")
+	case ref.SHA256 == "" || engine.Hash(data) != ref.SHA256 || (noted != "" && noted != ref.SHA256):
+		return h.refuseSession("the picture of the workspace taken before this command was altered")
 	}
-	if err != nil {
-		h.warnf("the picture of the workspace from before the command cannot be read: %v", err)
-		return ""
+	var st tools.StoredSnapshot
+	if err := json.Unmarshal(data, &st); err != nil {
+		return h.refuseSession("the picture of the workspace taken before this command cannot be read: " + err.Error())
 	}
 	res, err := h.rt.ObserveCommand(ctx, c, &st)
 	if err != nil {

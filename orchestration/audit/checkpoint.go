@@ -94,12 +94,16 @@ func ledgerKey(repo *git.Repository, ledger string) (string, error) {
 // the ledger named key, with each one's sealed line hashes where the chain has
 // them all.
 func loadCheckpoints(repo *git.Repository, key string) ([]*Checkpoint, error) {
-	ref, err := repo.Reference(plumbing.ReferenceName(CheckpointRef), true)
+	return loadCheckpointsAt(repo, CheckpointRef, key)
+}
+
+func loadCheckpointsAt(repo *git.Repository, refName, key string) ([]*Checkpoint, error) {
+	ref, err := repo.Reference(plumbing.ReferenceName(refName), true)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", CheckpointRef, err)
+		return nil, fmt.Errorf("read %s: %w", refName, err)
 	}
 	var chain []*Checkpoint
 	seen := map[plumbing.Hash]bool{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/google/uuid"
 	"github.com/intentgate/intentgate/orchestration"
@@ -102,6 +103,18 @@ func Import(ledger string, r io.Reader) (*ImportResult, error) {
 		return nil, err
 	}
 	res.Read = len(recs)
+	// Records go only after a tail that verify accepts: a ledger cut back
+	// (its last lines deleted, a checkpoint lost) and then topped up with
+	// imported records would otherwise look whole.
+	if _, err := os.Stat(ledger); err == nil {
+		vr, err := Verify(VerifyOptions{Ledger: ledger, NoDrift: true, NoRemote: true})
+		if err != nil {
+			return nil, err
+		}
+		if !vr.Intact {
+			return nil, fmt.Errorf("%w: %s; nothing imported (repair the ledger, or seal it with --force once the damage is understood)", ErrNotIntact, vr.FirstBad)
+		}
+	}
 	l, err := orchestration.OpenLedger(ledger)
 	if err != nil {
 		return nil, err

@@ -214,7 +214,7 @@ func scanWork(l *Line, o ScanOptions) {
 		return
 	}
 	l.Rec, l.ParseErr = orchestration.ParseRecord(l.Raw)
-	if l.ParseErr == nil && o.Schema {
+	if l.ParseErr == nil && o.Schema && !ownRecordValid(l.Raw, l.Rec) {
 		l.Seed, l.SchemaErr = ValidateLine(l.Raw, l.Rec)
 	}
 }

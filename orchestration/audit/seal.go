@@ -16,6 +16,9 @@ type SealOptions struct {
 	Force    bool
 	Progress func(read, total int64)
 	Now      time.Time // zero means now
+	// Remote, if set, is a git remote whose checkpoints the ledger must
+	// satisfy before it is sealed (the one seal --push sends to).
+	Remote string
 }
 
 // ErrNotIntact is returned by Seal for a ledger that does not verify.
@@ -25,7 +28,7 @@ var ErrNotIntact = errors.New("the ledger does not verify")
 // under CheckpointRef. It returns the checkpoint and the verify report it
 // rests on.
 func Seal(o SealOptions) (*Checkpoint, *VerifyReport, error) {
-	vo := VerifyOptions{Workspace: o.Workspace, Ledger: o.Ledger, NoDrift: true, Progress: o.Progress}
+	vo := VerifyOptions{Workspace: o.Workspace, Ledger: o.Ledger, NoDrift: true, Progress: o.Progress, Remote: o.Remote, NoRemote: o.Remote == ""}
 	ws, path := vo.paths()
 	repo, err := gitRepo(ws)
 	if err != nil {
@@ -87,6 +90,11 @@ func Seal(o SealOptions) (*Checkpoint, *VerifyReport, error) {
 		return nil, rep, err
 	}
 	cp.Commit = commit
+	// The ref lives in .git, which a shell can rewrite: keep the seal's
+	// digest outside the workspace too, so verify notices the ref lost.
+	if err := saveAnchor(ws, cp); err != nil {
+		return cp, rep, fmt.Errorf("sealed as %s, but the anchor outside the workspace could not be kept: %w", commit, err)
+	}
 	return cp, rep, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/intentgate/intentgate/internal/fsx"
 	"github.com/intentgate/intentgate/orchestration"
 )
@@ -35,6 +37,7 @@ const (
 const (
 	FaultInvalid = "invalid" // parses, but is not an Agent Trace 0.1.0 record
 	FaultSealed  = "sealed"  // contradicts a checkpoint
+	FaultFork    = "fork"    // linked to an earlier line, and no git merge explains it
 )
 
 // Finding is one bad line.
@@ -115,9 +118,22 @@ type VerifyReport struct {
 	TornTail    int               `json:"torn_tail,omitempty"`
 	Checkpoints []CheckpointCheck `json:"checkpoints"`
 	// CheckpointNote says why checkpoints were not checked (no repository).
-	CheckpointNote string      `json:"checkpoint_note,omitempty"`
-	Drift          []FileDrift `json:"drift"`
-	Seconds        float64     `json:"seconds"`
+	CheckpointNote string `json:"checkpoint_note,omitempty"`
+	// Remote is the remote whose checkpoints were checked too; RemoteNote
+	// says what became of that (none there, unreachable).
+	Remote     string `json:"remote,omitempty"`
+	RemoteNote string `json:"remote_note,omitempty"`
+	// Anchored is the last checkpoint sealed on this machine, as kept
+	// outside the workspace, when there is one.
+	Anchored string `json:"anchored,omitempty"`
+	// Unrecorded lists changes the journal says were made and have no
+	// record: a crash came between the change and its record. They make
+	// the ledger not intact until an intentgate process records them.
+	Unrecorded []Unrecorded `json:"unrecorded,omitempty"`
+	// Recovered lists records written for such changes on a later open.
+	Recovered []Finding   `json:"recovered,omitempty"`
+	Drift     []FileDrift `json:"drift"`
+	Seconds   float64     `json:"seconds"`
 
 	// What seal needs: the hash of every complete line from line sumsFrom+1,
 	// and the SHA-256 of all complete lines' bytes.
@@ -138,6 +154,11 @@ type VerifyOptions struct {
 	// Progress is called now and then with the bytes read and the total.
 	Progress func(read, total int64)
 	Workers  int
+	// Remote is the git remote whose refs/intentgate/checkpoints verify
+	// fetches and holds the ledger against too; "" means origin when the
+	// repository has one. NoRemote skips it.
+	Remote   string
+	NoRemote bool
 
 	sumsFrom int  // for seal: keep line hashes after this many lines
 	wantSums bool // and the hash of the whole
@@ -185,8 +206,14 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 		if cps, err = loadCheckpoints(repo, key); err != nil {
 			return nil, err
 		}
+		more, err := anchorCheck(rep, repo, ws, key, cps, o)
+		if err != nil {
+			return nil, err
+		}
+		cps = append(cps, more...)
 	}
 	cv := newCheckpointVerifier(cps)
+	var allSums [][32]byte // for the forks git must explain
 
 	chain := orchestration.NewChainVerifier()
 	var invalid []Finding
@@ -207,6 +234,7 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 		}
 		rep.Bytes += int64(len(l.Full))
 		cv.line(l)
+		allSums = append(allSums, l.Sum)
 		if o.wantSums {
 			fullHash.Write(l.Full)
 			if l.No > o.sumsFrom {
@@ -226,6 +254,13 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 		}
 		if !o.NoDrift {
 			driftNote(latest, l.No, l.Rec)
+		}
+		if l.Rec.Meta != nil && l.Rec.Meta.Recovered != "" {
+			p := ""
+			if len(l.Rec.Files) > 0 {
+				p = l.Rec.Files[0].Path
+			}
+			rep.Recovered = append(rep.Recovered, Finding{Line: l.No, Kind: "recovered", Fault: "unrecorded", Detail: p + ": " + l.Rec.Meta.Recovered})
 		}
 		if o.each != nil {
 			o.each(l)
@@ -257,6 +292,28 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 		f.Kind = chainKind(f.Fault, f.Line, forkOf)
 		rep.Problems = append(rep.Problems, f)
 	}
+	// A fork is a union merge's doing only where git's history shows the
+	// merge; anywhere else a record was inserted with a valid prev.
+	var explained map[int]bool
+	if repo != nil && len(rep.Forks) > 0 {
+		key, _ := ledgerKey(repo, path)
+		if explained, err = mergedForks(repo, key, rep.Forks, func(n int) [32]byte { return allSums[n-1] }); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range rep.Forks {
+		if explained[f.Line] {
+			continue
+		}
+		d := fmt.Sprintf("links to line %d, not to the line before it, and no git merge of two branches of the ledger explains that: a record was inserted", f.Parent)
+		if f.Parent == 0 {
+			d = "starts a new chain, and no git merge of two branches of the ledger explains that: a record was inserted"
+		}
+		if repo == nil {
+			d += " (not in a git repository: no fork can be a merge)"
+		}
+		rep.Problems = append(rep.Problems, Finding{Line: f.Line, Kind: KindInsertion, Fault: FaultFork, Detail: d})
+	}
 	rep.Checkpoints = cv.finish()
 	for _, c := range rep.Checkpoints {
 		if c.Finding != nil {
@@ -274,7 +331,8 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 		f := rep.Problems[0]
 		rep.FirstBad = &f
 	}
-	rep.Intact = rep.FirstBad == nil
+	rep.Unrecorded = readUnrecorded(filepath.Join(filepath.Dir(path), "journal"))
+	rep.Intact = rep.FirstBad == nil && len(rep.Unrecorded) == 0
 
 	if !o.NoDrift {
 		rep.Drift = computeDrift(ws, latest)
@@ -597,4 +655,97 @@ func hashLines(lines [][]byte) string {
 		h.Write([]byte{'\n'})
 	}
 	return orchestration.HashPrefix + hex.EncodeToString(h.Sum(nil))
+}
+
+// anchorCheck holds the local checkpoint chain against what is anchored
+// beyond the workspace: the last seal made on this machine and the team's
+// remote. It returns the checkpoints the ledger must also satisfy (those the
+// local chain lost), and adds a finding for a chain that lost them.
+func anchorCheck(rep *VerifyReport, repo *git.Repository, ws, key string, local []*Checkpoint, o VerifyOptions) ([]*Checkpoint, error) {
+	have := map[string]bool{}
+	for _, c := range local {
+		have[c.Commit] = true
+	}
+	var extra []*Checkpoint
+	anc, err := loadAnchor(ws, key)
+	if err != nil {
+		return nil, err
+	}
+	if anc != nil {
+		rep.Anchored = fmt.Sprintf("%.12s %s %d records", anc.Commit, anc.Time.UTC().Format(time.RFC3339), anc.Records)
+		if !have[anc.Commit] {
+			rep.Problems = append(rep.Problems, Finding{Line: anc.Records, Kind: KindTruncation, Fault: FaultAnchor,
+				Detail: fmt.Sprintf("the last checkpoint sealed on this machine (%.12s, %s, %d records) is no longer on %s: the ref was deleted or moved back", anc.Commit, anc.Time.UTC().Format(time.RFC3339), anc.Records, CheckpointRef)})
+			extra = append(extra, anc.checkpoint())
+			have[anc.Commit] = true
+		}
+	}
+	remote := o.Remote
+	if remote == "" && !o.NoRemote {
+		remote = defaultRemote(repo)
+	}
+	if remote == "" || o.NoRemote {
+		return extra, nil
+	}
+	rep.Remote = remote
+	found, err := fetchRemoteCheckpoints(ws, remote)
+	switch {
+	case err != nil:
+		rep.RemoteNote = "could not fetch its checkpoints: " + err.Error()
+		return extra, nil
+	case !found:
+		rep.RemoteNote = "it has no checkpoints (intentgate trace seal --push sends them)"
+		return extra, nil
+	}
+	rcps, err := loadCheckpointsAt(repo, remoteRef(remote), key)
+	if err != nil {
+		return nil, err
+	}
+	missing := 0
+	for _, c := range rcps {
+		if !have[c.Commit] {
+			missing++
+			extra = append(extra, c)
+			have[c.Commit] = true
+		}
+	}
+	if missing > 0 {
+		last := rcps[len(rcps)-1]
+		rep.RemoteNote = fmt.Sprintf("%d of its checkpoints are not in the local chain (the latest %.12s, %d records): the local ref is behind; they are checked against the ledger too", missing, last.Commit, last.Records)
+	}
+	return extra, nil
+}
+
+// Unrecorded is a change the journal holds and the ledger does not.
+type Unrecorded struct {
+	Path    string    `json:"path"`
+	Session string    `json:"session,omitempty"`
+	CallID  string    `json:"call_id,omitempty"`
+	Tool    string    `json:"tool,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// readUnrecorded reads the change journal (engine.JournalDir): each entry is
+// a change made whose record is not in the ledger yet.
+func readUnrecorded(dir string) []Unrecorded {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []Unrecorded
+	for _, de := range entries {
+		if !de.Type().IsRegular() || filepath.Ext(de.Name()) != ".json" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		if err != nil {
+			continue
+		}
+		var u Unrecorded
+		if json.Unmarshal(b, &u) == nil && u.Path != "" {
+			out = append(out, u)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out
 }

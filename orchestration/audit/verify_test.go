@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/intentgate/intentgate/orchestration"
 )
 
@@ -214,8 +216,10 @@ func TestVerifyChainTamper(t *testing.T) {
 			}
 			switch {
 			case tc.name == "insert":
-				if !rep.Intact || len(rep.Forks) != 1 || rep.Forks[0].Line != i+2 {
-					t.Errorf("insert at %d: intact %v forks %v; want a fork at line %d", i+1, rep.Intact, rep.Forks, i+2)
+				// A valid record with a valid prev is a fork no git
+				// merge explains: an insertion.
+				if rep.Intact || rep.FirstBad.Line != i+2 || rep.FirstBad.Kind != KindInsertion || rep.FirstBad.Fault != FaultFork {
+					t.Errorf("insert at %d: intact %v first bad %v; want an insertion at line %d", i+1, rep.Intact, rep.FirstBad, i+2)
 				}
 			case rep.Intact:
 				t.Errorf("%s of line %d: verified intact", tc.name, i+1)
@@ -271,7 +275,8 @@ func TestVerifyDetectsRewriteAndRollback(t *testing.T) {
 }
 
 // Two branches appended to the same ledger and were merged with git's union
-// merge: forks, reported, and intact.
+// merge: the fork is explained by the merge commit, and the ledger is intact.
+// The same bytes without the merge in git's history are an insertion.
 func TestVerifyUnionMerge(t *testing.T) {
 	ws, ledger := testWorkspace(t, 4)
 	base := readLines(t, ledger)
@@ -281,13 +286,58 @@ func TestVerifyUnionMerge(t *testing.T) {
 	theirs := clone(base)
 	theirs = append(theirs, forgedLine(t, theirs, 4))
 	merged := append(clone(ours), theirs[4:]...)
+
+	// Without the history: the same file is a break.
 	writeLines(t, ledger, merged)
 	rep, err := Verify(VerifyOptions{Workspace: ws, NoDrift: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if rep.Intact || rep.FirstBad == nil || rep.FirstBad.Line != 7 || rep.FirstBad.Fault != FaultFork {
+		t.Fatalf("merged bytes without a merge commit: intact %v, first bad %v; want a fork fault at line 7", rep.Intact, rep.FirstBad)
+	}
+
+	// With it: base, then ours and theirs on two branches, then the merge.
+	repo, err := git.PlainOpen(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(lines [][]byte, parents ...plumbing.Hash) plumbing.Hash {
+		t.Helper()
+		writeLines(t, ledger, lines)
+		if _, err := wt.Add(".orchestration/agent_trace.jsonl"); err != nil {
+			t.Fatal(err)
+		}
+		sig := &object.Signature{Name: "t", Email: "t@example.com", When: testTime}
+		h, err := wt.Commit("ledger", &git.CommitOptions{Author: sig, Parents: parents, AllowEmptyCommits: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	b := commit(base)
+	o := commit(ours, b)
+	th := commit(theirs, b)
+	commit(merged, o, th)
+	rep, err = Verify(VerifyOptions{Workspace: ws, NoDrift: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !rep.Intact || len(rep.Forks) != 1 || rep.Forks[0] != (Fork{Line: 7, Parent: 4}) {
 		t.Fatalf("union merge: intact %v, forks %v, problems %v; want intact with fork 7->4", rep.Intact, rep.Forks, rep.Problems)
+	}
+	// A record inserted with a valid prev after the merge is still caught.
+	forged := append(clone(merged[:2]), append([][]byte{forgedLine(t, merged, 2)}, merged[2:]...)...)
+	writeLines(t, ledger, forged)
+	if rep, err = Verify(VerifyOptions{Workspace: ws, NoDrift: true}); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Intact || rep.FirstBad.Line != 4 || rep.FirstBad.Kind != KindInsertion {
+		t.Fatalf("insertion after a merge: intact %v, first bad %v; want an insertion at line 4", rep.Intact, rep.FirstBad)
 	}
 }
 

@@ -1,0 +1,144 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// faultDispatch runs calls (tool JSON objects) as one dispatch session with
+// INTENTGATE_TEST_FAULT=fault in the child, and returns its results and its
+// error (a *exec.ExitError when the fault killed it).
+func faultDispatch(t *testing.T, ws, fault string, calls ...string) ([]result, error) {
+	t.Helper()
+	var in strings.Builder
+	for i, c := range calls {
+		fmt.Fprintf(&in, `{"id":"%d","session":"fault","agent":{"name":"t","model":"test/model"},%s`+"\n", i, c[1:])
+	}
+	cmd := exec.Command(e2eBinary(t), "dispatch", "-w", ws)
+	cmd.Stdin = strings.NewReader(in.String())
+	cmd.Env = append(os.Environ(), "INTENTGATE_TEST_FAULT="+fault)
+	out, err := cmd.Output()
+	var res []result
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l == "" {
+			continue
+		}
+		var r result
+		if jerr := json.Unmarshal([]byte(l), &r); jerr != nil {
+			t.Fatalf("result %q: %v", l, jerr)
+		}
+		res = append(res, r)
+	}
+	return res, err
+}
+
+// One failed ledger fsync: the write is acknowledged once the retry's sync
+// succeeds, the ledger holds its record exactly once, and verify says INTACT
+// (before the fix the retry appended the record again and verify reported a
+// duplicate from then on).
+func TestFaultLedgerFsyncNoDuplicate(t *testing.T) {
+	ws := e2eWorkspace(t, e2eIntents, nil)
+	res, err := faultDispatch(t, ws, "ledger-fsync=1", selectCall, writeCall("src/a.txt", "one\n"), writeCall("src/b.txt", "two\n"))
+	if err != nil {
+		t.Fatalf("dispatch: %v", err)
+	}
+	for i, r := range res {
+		if !r.OK {
+			t.Fatalf("call %d: %+v", i, r)
+		}
+	}
+	n := 0
+	for _, l := range faultLedgerLines(t, ws) {
+		if strings.Contains(l, `"path":"src/a.txt"`) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("src/a.txt has %d records, want 1", n)
+	}
+	if out, code := runIG(t, "trace", "verify", "-w", ws); code != 0 || !strings.Contains(out, "INTACT") {
+		t.Fatalf("verify: exit %d\n%s", code, out)
+	}
+}
+
+// A crash after the new content is written but before the rename leaves the
+// user's tree untouched: the temp file is under .orchestration/tmp, never
+// beside the target, and the next open removes it.
+func TestFaultCrashBeforeRenameLeavesNoTemp(t *testing.T) {
+	ws := e2eWorkspace(t, e2eIntents, map[string]string{"src/f.txt": "old\n"})
+	_, err := faultDispatch(t, ws, "crash-before-rename", selectCall, readCall("src/f.txt"), writeCall("src/f.txt", "new\n"))
+	if _, killed := err.(*exec.ExitError); !killed {
+		t.Fatalf("dispatch with a crash point: err %v, want killed", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "src", "f.txt")); string(b) != "old\n" {
+		t.Fatalf("src/f.txt = %q after a crash before the rename", b)
+	}
+	entries, _ := os.ReadDir(filepath.Join(ws, "src"))
+	for _, e := range entries {
+		if e.Name() != "f.txt" {
+			t.Errorf("the crash left %s in the user's tree", e.Name())
+		}
+	}
+	tmp := filepath.Join(ws, ".orchestration", "tmp")
+	if left, _ := os.ReadDir(tmp); len(left) != 1 {
+		t.Fatalf(".orchestration/tmp holds %d files after the crash, want the 1 temp file", len(left))
+	}
+	if _, err := faultDispatch(t, ws, "", selectCall); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the next open left %d temp files in .orchestration/tmp", len(left))
+	}
+}
+
+// A kill between the rename that makes a change and the ledger append that
+// records it: verify reports the change as made without a record (not as an
+// ordinary edit), and the next open records it, flagged as recovered.
+func TestFaultCrashBetweenChangeAndRecord(t *testing.T) {
+	ws := e2eWorkspace(t, e2eIntents, map[string]string{"src/f.txt": "old\n"})
+	_, err := faultDispatch(t, ws, "crash-after-rename", selectCall, readCall("src/f.txt"), writeCall("src/f.txt", "new\n"))
+	if _, killed := err.(*exec.ExitError); !killed {
+		t.Fatalf("dispatch with a crash point: err %v, want killed", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "src", "f.txt")); string(b) != "new\n" {
+		t.Fatalf("src/f.txt = %q; the crash point is after the rename", b)
+	}
+	for _, l := range faultLedgerLines(t, ws) {
+		if strings.Contains(l, `"path":"src/f.txt"`) && strings.Contains(l, `"write_to_file"`) && !strings.Contains(l, `"read_file"`) {
+			t.Fatalf("the change was recorded before the crash point:\n%s", l)
+		}
+	}
+	out, code := runIG(t, "trace", "verify", "-w", ws)
+	if code != 1 || !strings.Contains(out, "CHANGED WITHOUT A RECORD: src/f.txt") {
+		t.Fatalf("verify after the crash: exit %d, want 1 naming the unrecorded change:\n%s", code, out)
+	}
+	// The next open records it.
+	if _, err := faultDispatch(t, ws, "", selectCall); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range faultLedgerLines(t, ws) {
+		if strings.Contains(l, `"path":"src/f.txt"`) && strings.Contains(l, `"recovered"`) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d recovered records of src/f.txt, want 1", n)
+	}
+	out, code = runIG(t, "trace", "verify", "-w", ws)
+	if code != 0 || !strings.Contains(out, "recorded after a crash") {
+		t.Fatalf("verify after recovery: exit %d\n%s", code, out)
+	}
+	// A second open records nothing more.
+	faultDispatch(t, ws, "", selectCall)
+	if lines := faultLedgerLines(t, ws); strings.Count(strings.Join(lines, "\n"), `"recovered"`) != 1 {
+		t.Errorf("a second open recorded the change again")
+	}
+}
