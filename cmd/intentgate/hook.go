@@ -110,6 +110,7 @@ type hookRun struct {
 	dir  string // the workspace as found, spelled like the agent's paths
 
 	intent, mode string // the session's, for post-hooks
+	violation    string // post: why the pre-hooks would have refused the change being recorded
 	cfg          *hookConfig
 	warnings     []string
 }
@@ -363,7 +364,7 @@ func asDenial(err error, tool string) *engine.Denial {
 func (h *hookRun) pre(ctx context.Context) agents.Reply {
 	for i, op := range h.ev.Ops {
 		if d := h.preOp(ctx, i, op); d != nil {
-			return denyReply(d)
+			return denyReply(agentDenial(h.ev.Agent, d))
 		}
 	}
 	return agents.Reply{}
@@ -419,18 +420,7 @@ func (h *hookRun) preOp(ctx context.Context, i int, op agents.Op) *engine.Denial
 			return asDenial(err, c.Tool)
 		}
 	case agents.OpMCP:
-		if op.Server == agents.IntentgateServer {
-			return nil // intentgate's own MCP server governs its tools itself
-		}
-		args := op.Args
-		if len(args) == 0 || args[0] != '{' {
-			b, _ := json.Marshal(map[string]json.RawMessage{"arguments": orNull(args)})
-			args = b
-		}
-		c := h.call(i, mcpTool(op), args)
-		if err := g.eng.Authorize(ctx, c); err != nil {
-			return asDenial(err, c.Tool)
-		}
+		return h.preMCP(ctx, i, op)
 	}
 	return nil
 }
@@ -462,11 +452,23 @@ func (h *hookRun) post(ctx context.Context) agents.Reply {
 			c := h.call(i, h.toolFor(op.Kind), map[string]any{"path": h.abs(op.Path)})
 			h.observeRead(ctx, c, op)
 		case agents.OpWrite, agents.OpEdit, agents.OpDelete:
+			h.violation = ""
+			if !h.ev.Failed {
+				h.violation = h.postRefusal(ctx, i, op)
+			}
 			c := h.call(i, h.toolFor(op.Kind), map[string]any{"path": h.abs(op.Path)})
 			h.observeFile(ctx, c, op)
+			if h.violation != "" {
+				r.Block = strings.TrimSpace(r.Block + "\nSCOPE_VIOLATION: " + op.Path + " was changed although intentgate would have refused it (" +
+					h.violation + "); the change is recorded in the ledger as a violation. Undo it, or ask the user.")
+			}
 		case agents.OpCommand:
 			c := h.call(i, h.toolFor(op.Kind), map[string]any{"command": op.Command})
 			if block := h.observeCommand(ctx, c); block != "" {
+				r.Block = strings.TrimSpace(r.Block + "\n" + block)
+			}
+		case agents.OpMCP:
+			if block := h.postMCP(ctx, i, op); block != "" {
 				r.Block = strings.TrimSpace(r.Block + "\n" + block)
 			}
 		case agents.OpSelect:
