@@ -156,6 +156,7 @@ func (h *hookRun) handle(ctx context.Context) agents.Reply {
 	}
 	defer release()
 	h.g = g
+	h.settlePending(ctx)
 	var r agents.Reply
 	switch ev.Kind {
 	case agents.PreTool:
@@ -367,6 +368,7 @@ func (h *hookRun) pre(ctx context.Context) agents.Reply {
 			return denyReply(agentDenial(h.ev.Agent, d))
 		}
 	}
+	h.keepPending()
 	return agents.Reply{}
 }
 
@@ -443,6 +445,8 @@ func (h *hookRun) post(ctx context.Context) agents.Reply {
 		}
 	}
 	var r agents.Reply
+	var p pendingPatch
+	_, _ = h.takeState(pendingPrefix+h.ev.CallKey(), &p) // the post event came: nothing is pending
 	for i, op := range h.ev.Ops {
 		switch op.Kind {
 		case agents.OpRead:

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/intentgate/intentgate/cmd/intentgate/internal/agents"
 	"github.com/intentgate/intentgate/engine"
@@ -180,4 +181,87 @@ func agentDenial(agent string, d *engine.Denial) *engine.Denial {
 		}
 	}
 	return d
+}
+
+// Codex runs an apply_patch it finds in a shell command itself, and sends no
+// post event for it. What the pre event allowed is therefore kept as pending
+// in the session, with the files as they were, and recorded at the next
+// event of the session (or at the call's own post event, should one come).
+
+type pendingPatch struct {
+	Taken time.Time        `json:"taken"`
+	Tool  string           `json:"tool"`
+	Ops   []pendingPatchOp `json:"ops"`
+}
+
+type pendingPatchOp struct {
+	Kind agents.OpKind `json:"kind"`
+	Path string        `json:"path"`
+}
+
+const pendingPrefix = statePrefix + "pending:"
+
+// keepPending remembers the file ops of a call whose post event may never
+// come.
+func (h *hookRun) keepPending() {
+	if h.ev.Agent != "codex" || h.ev.Session == "" {
+		return
+	}
+	var ops []pendingPatchOp
+	for _, op := range h.ev.Ops {
+		switch op.Kind {
+		case agents.OpWrite, agents.OpEdit, agents.OpDelete:
+			ops = append(ops, pendingPatchOp{op.Kind, op.Path})
+		}
+	}
+	if len(ops) == 0 {
+		return
+	}
+	if err := h.putState(pendingPrefix+h.ev.CallKey(), pendingPatch{Taken: time.Now().UTC(), Tool: h.ev.Tool, Ops: ops}); err != nil {
+		h.warnf("cannot keep the patch for recording: %v", err)
+	}
+}
+
+// settlePending records the pending patches of the session other than the
+// current call's, whose files have changed by now if they ever will.
+func (h *hookRun) settlePending(ctx context.Context) {
+	if h.ev.Session == "" {
+		return
+	}
+	s, err := h.g.sessions.Load(h.ev.Session)
+	if err != nil {
+		return
+	}
+	var keys []string
+	for k := range s.Snapshots {
+		if strings.HasPrefix(k, pendingPrefix) && k != pendingPrefix+h.ev.CallKey() {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	if len(keys) == 0 {
+		return
+	}
+	saved := *h.ev
+	defer func() { *h.ev = saved }()
+	intent, mode := h.intent, h.mode
+	defer func() { h.intent, h.mode = intent, mode }()
+	h.intent, h.mode = s.Intent, s.Mode
+	for _, k := range keys {
+		var p pendingPatch
+		ok, err := h.takeState(k, &p)
+		if err != nil || !ok {
+			continue
+		}
+		// The recorded call is the patch's own: its key and tool.
+		h.ev.CallID, h.ev.Tool = strings.TrimPrefix(k, pendingPrefix), p.Tool
+		h.ev.Kind = agents.PostTool
+		for i, po := range p.Ops {
+			op := agents.Op{Kind: po.Kind, Path: po.Path}
+			h.violation = h.postRefusal(ctx, i, op)
+			c := h.call(i, h.toolFor(op.Kind), map[string]any{"path": h.abs(op.Path)})
+			h.observeFile(ctx, c, op)
+		}
+		h.violation = ""
+	}
 }

@@ -208,10 +208,18 @@ func TestCodexCaptured(t *testing.T) {
 	}
 	claudeAllowed(t, "cat result", e.sendCaptured(v, "04-PostToolUse-Bash", nil))
 	claudeAllowed(t, "patch after cat", e.sendCaptured(v, "07-PreToolUse-Bash", nil))
+	// Codex applies the patch itself and sends no post event: the change is
+	// recorded at the session's next event.
+	e.write("src/a.txt", "alpha\nBETA\ngamma\n")
 
 	// sed -n '1,$p' is a whole read too.
 	claudeAllowed(t, "sed", e.sendCaptured(v, "05-PreToolUse-Bash", nil))
 	claudeAllowed(t, "sed result", e.sendCaptured(v, "06-PostToolUse-Bash", nil))
+	if r := e.lastRecord("src/a.txt"); r.Metadata.IG.Mutation != "modify" || r.Metadata.IG.CallID != "call_9" {
+		t.Errorf("the patch of src/a.txt: %+v, want a modify of call_9", r.Metadata.IG)
+	} else if got := r.ranges(t, "alpha\nBETA\ngamma\n"); !slices.Equal(got, []string{"2-2"}) {
+		t.Errorf("patch ranges %v, want [2-2]", got)
+	}
 	patch := "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: README.md\n@@\n-one\n+ONE\n*** End Patch\nEOF\n"
 	claudeAllowed(t, "patch after sed", e.sendCaptured(v, "07-PreToolUse-Bash", map[string]any{"tool_input.command": patch}))
 
