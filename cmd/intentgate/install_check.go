@@ -45,7 +45,6 @@ func (o *installOptions) resolveCommand(out io.Writer) error {
 	return nil
 }
 
-
 // codexTrustNote tells how to make Codex run the hooks: Codex skips, without
 // a word, project hooks of an untrusted project and hooks nobody trusted.
 func codexTrustNote(root string) string {
