@@ -171,15 +171,78 @@ func FuzzParse(f *testing.F) {
 func FuzzPatchOps(f *testing.F) {
 	f.Add("*** Begin Patch\n*** Update File: a\n*** Move to: b\n@@\n-x\n+y\n*** End Patch\n")
 	f.Add("*** Begin Patch\n*** Add File: a\n+x\n")
+	f.Add("*** Begin Patch\n\u3000*** Update File: a\n@@\n-x\n*** End Patch")
 	f.Fuzz(func(t *testing.T, body string) {
 		ops, err := PatchOps(body)
-		if err == nil && len(ops) == 0 {
-			t.Fatal("no error and no ops")
+		if err != nil {
+			return
 		}
 		for _, op := range ops {
 			if op.Path == "" {
 				t.Fatalf("an op without a path: %+v", op)
 			}
 		}
+		// Every header Codex would read, whatever white space surrounds it,
+		// names a file among the ops: none escapes the checks.
+		named := map[string]bool{}
+		for _, op := range ops {
+			named[op.Path] = true
+		}
+		if _, _, isShell := shellPatch(body); isShell {
+			return // paths are joined to the cd directory
+		}
+		for _, l := range rustLines(trimU(body)) {
+			h := trimU(l)
+			for _, m := range []string{patchAdd, patchDelete, patchUpdate} {
+				if p, ok := strings.CutPrefix(h, m); ok && !named[p] && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "-") {
+					// A header-like line Codex reads as a chunk line
+					// (starting with ' ', '+' or '-') is content.
+					t.Fatalf("header %q is not among the ops %+v", l, ops)
+				}
+			}
+		}
+	})
+}
+
+func FuzzShellWholeRead(f *testing.F) {
+	f.Add("cat src/a.txt")
+	f.Add("sed -n '1,$p' README.md")
+	f.Add("cat a; rm -rf b")
+	f.Fuzz(func(t *testing.T, cmd string) {
+		p, ok := ShellWholeRead(cmd)
+		if !ok {
+			return
+		}
+		// A recognised read runs nothing else: no shell syntax at all.
+		if strings.ContainsAny(cmd, ";&|<>`$(){}\n") && !strings.Contains(cmd, "'1,$p'") && !strings.Contains(cmd, "1,\\$p") {
+			t.Fatalf("%q taken for a plain read of %q", cmd, p)
+		}
+		if p == "" || strings.HasPrefix(p, "-") {
+			t.Fatalf("%q: path %q", cmd, p)
+		}
+	})
+}
+
+func FuzzCline3Parse(f *testing.F) {
+	f.Add(`{"hookName":"tool_call","taskId":"t","workspaceRoots":["/w"],"tool_call":{"id":"1","name":"read_files","input":{"files":[{"path":"/w/a"}]}}}`)
+	f.Add(`{"hookName":"tool_result","taskId":"t","tool_result":{"id":"1","name":"read_files","input":["a","b"],"output":[{"result":"1 | x","success":true}]}}`)
+	f.Add(`{"hookName":"tool_call","tool_call":{"name":"run_commands","input":{"commands":[{"command":"ls","args":["-l"]}]}}}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		ev, err := cline{}.Parse([]byte(raw))
+		if ev == nil {
+			t.Fatal("nil event")
+		}
+		if err != nil {
+			return
+		}
+		for _, op := range ev.Ops {
+			switch op.Kind {
+			case OpRead, OpWrite, OpEdit, OpDelete:
+				if op.Path == "" {
+					t.Fatalf("%s op without a path: %+v", op.Kind, op)
+				}
+			}
+		}
+		_ = cline{}.Render(ev, Reply{Deny: "x"})
 	})
 }

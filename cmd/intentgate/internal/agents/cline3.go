@@ -162,6 +162,9 @@ func cline3ReadRequests(input json.RawMessage) ([]cline3Read, error) {
 	one = func(v any) error {
 		switch x := v.(type) {
 		case string:
+			if x == "" {
+				return errors.New("read_files: a file request has an empty path")
+			}
 			out = append(out, cline3Read{path: x})
 		case []any:
 			for _, e := range x {

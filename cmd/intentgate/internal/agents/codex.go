@@ -70,8 +70,8 @@ func codexOps(tool string, input, resp json.RawMessage, post bool) ([]Op, error)
 // plain file name, nothing else the shell would interpret.
 var (
 	shellWord     = `([A-Za-z0-9_./@+,=~-]+|'[^']+')`
-	catRe         = regexp.MustCompile(`^\s*cat\s+(?:--\s+)?` + shellWord + `\s*$`)
-	sedWholeRe    = regexp.MustCompile(`^\s*sed\s+-n\s+(?:'1,\$p'|"1,\\\$p"|1,\\\$p)\s+(?:--\s+)?` + shellWord + `\s*$`)
+	catRe         = regexp.MustCompile(`^[ \t]*cat[ \t]+(?:--[ \t]+)?` + shellWord + `[ \t]*$`)
+	sedWholeRe    = regexp.MustCompile(`^[ \t]*sed[ \t]+-n[ \t]+(?:'1,\$p'|"1,\\\$p"|1,\\\$p)[ \t]+(?:--[ \t]+)?` + shellWord + `[ \t]*$`)
 	shellWordMeta = regexp.MustCompile(`[$\x60\\*?\[\]{}~]`)
 )
 
