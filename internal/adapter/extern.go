@@ -1,4 +1,4 @@
-package main
+package adapter
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/intentgate/intentgate/cmd/intentgate/internal/agents"
 	"github.com/intentgate/intentgate/engine"
 )
 
@@ -24,11 +23,11 @@ import (
 // (scope, protected paths); the call itself needs an intent, like a command,
 // and the workspace is pictured so that the post event can record what the
 // tool changed.
-func (h *hookRun) preMCP(ctx context.Context, i int, op agents.Op) *engine.Denial {
+func (h *hookRun) preMCP(ctx context.Context, i int, op Op) *engine.Denial {
 	tool := mcpTool(op)
 	for _, p := range mcpPaths(op.Args) {
 		c := h.call(i, tool, map[string]any{"path": h.abs(p)})
-		if err := h.g.eng.Authorize(ctx, c); err != nil {
+		if err := h.rt.Authorize(ctx, c); err != nil {
 			return asDenial(err, tool)
 		}
 	}
@@ -45,7 +44,7 @@ func (h *hookRun) preMCP(ctx context.Context, i int, op agents.Op) *engine.Denia
 		args, _ = json.Marshal(m)
 	}
 	c := h.call(i, tool, args)
-	if err := h.g.eng.Authorize(ctx, c); err != nil {
+	if err := h.rt.Authorize(ctx, c); err != nil {
 		return asDenial(err, tool)
 	}
 	if err := h.saveSnapshot(); err != nil {
@@ -57,7 +56,7 @@ func (h *hookRun) preMCP(ctx context.Context, i int, op agents.Op) *engine.Denia
 }
 
 // postMCP records what an MCP call changed, judged like a command's changes.
-func (h *hookRun) postMCP(ctx context.Context, i int, op agents.Op) string {
+func (h *hookRun) postMCP(ctx context.Context, i int, op Op) string {
 	c := h.call(i, mcpTool(op), map[string]any{"command": mcpTool(op) + " " + string(orNull(op.Args))})
 	return h.observeCommand(ctx, c)
 }
@@ -139,9 +138,9 @@ func fileURI(s string) (string, bool) {
 // protected paths, without the hash lock (the file has changed since). The
 // agent may have run the tool without the pre event (a matcher that left it
 // out, an agent that ignored the answer): such a change is a violation.
-func (h *hookRun) postRefusal(ctx context.Context, i int, op agents.Op) string {
+func (h *hookRun) postRefusal(ctx context.Context, i int, op Op) string {
 	c := h.call(i, h.toolFor(op.Kind), map[string]any{"path": h.abs(op.Path)})
-	err := h.g.eng.Check(ctx, c)
+	err := h.rt.Check(ctx, c)
 	if err == nil {
 		return ""
 	}
@@ -195,7 +194,7 @@ type pendingPatch struct {
 }
 
 type pendingPatchOp struct {
-	Kind agents.OpKind `json:"kind"`
+	Kind OpKind `json:"kind"`
 	Path string        `json:"path"`
 }
 
@@ -210,7 +209,7 @@ func (h *hookRun) keepPending() {
 	var ops []pendingPatchOp
 	for _, op := range h.ev.Ops {
 		switch op.Kind {
-		case agents.OpWrite, agents.OpEdit, agents.OpDelete:
+		case OpWrite, OpEdit, OpDelete:
 			ops = append(ops, pendingPatchOp{op.Kind, op.Path})
 		}
 	}
@@ -228,7 +227,7 @@ func (h *hookRun) settlePending(ctx context.Context) {
 	if h.ev.Session == "" {
 		return
 	}
-	s, err := h.g.sessions.Load(h.ev.Session)
+	s, err := h.sessions().Load(h.ev.Session)
 	if err != nil {
 		return
 	}
@@ -255,9 +254,9 @@ func (h *hookRun) settlePending(ctx context.Context) {
 		}
 		// The recorded call is the patch's own: its key and tool.
 		h.ev.CallID, h.ev.Tool = strings.TrimPrefix(k, pendingPrefix), p.Tool
-		h.ev.Kind = agents.PostTool
+		h.ev.Kind = PostTool
 		for i, po := range p.Ops {
-			op := agents.Op{Kind: po.Kind, Path: po.Path}
+			op := Op{Kind: po.Kind, Path: po.Path}
 			h.violation = h.postRefusal(ctx, i, op)
 			c := h.call(i, h.toolFor(op.Kind), map[string]any{"path": h.abs(op.Path)})
 			h.observeFile(ctx, c, op)
