@@ -195,7 +195,7 @@ type pendingPatch struct {
 
 type pendingPatchOp struct {
 	Kind OpKind `json:"kind"`
-	Path string        `json:"path"`
+	Path string `json:"path"`
 }
 
 const pendingPrefix = statePrefix + "pending:"
