@@ -32,8 +32,9 @@ const (
 	geminiVersion = "0.61.0"
 )
 
-// agentTimeout bounds one agent run.
-const agentTimeout = 120 * time.Second
+// agentTimeout bounds one agent run: a guard against a hang, far above the
+// minute or so a run takes on an idle machine.
+const agentTimeout = 5 * time.Minute
 
 // npmBin installs pkg@version (unless INTENTGATE_E2E_NPM_DIR has it) and
 // returns the directory of its executables.
