@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,36 @@ func (r *agentRun) run(name string, env []string, args ...string) string {
 		r.t.Logf("%s: %v", filepath.Base(name), err)
 	}
 	return string(out)
+}
+
+// stopDaemons kills the processes whose command line holds every one of
+// marks (a daemon an agent left behind for this test's workspace). It reads
+// /proc, so it does nothing where there is none.
+func stopDaemons(marks ...string) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		line := strings.ReplaceAll(string(b), "\x00", " ")
+		all := true
+		for _, m := range marks {
+			all = all && strings.Contains(line, m)
+		}
+		if all {
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Kill()
+			}
+		}
+	}
 }
 
 func tail(b []byte) string {
@@ -275,6 +306,9 @@ func TestClineEndToEnd(t *testing.T) {
 		}
 		return srv
 	}
+	// The Cline CLI leaves a hub daemon running for the workspace: stop it
+	// with the test.
+	t.Cleanup(func() { stopDaemons("--cline-hub-daemon", ws) })
 	mcp := exec.Command(bin, "mcp", "add", "intentgate", "--yes", "--", e2eBinary(t), "mcp", "-w", ws)
 	mcp.Dir, mcp.Env = ws, append(os.Environ(), "PATH="+r.path, "HOME="+r.home)
 	if out, err := mcp.CombinedOutput(); err != nil {
