@@ -1,3 +1,7 @@
+// Command fakerun serves a fakemodel script on loopback until interrupted,
+// for capturing an agent's hook payloads by hand:
+//
+//	fakerun script.json requests.log   (the URL is written to requests.log.url)
 package main
 
 import (
