@@ -162,7 +162,13 @@ func (e *PostError) Error() string {
 func (e *PostError) Unwrap() []error { return e.Errs }
 
 // Authorize runs the pre-hooks only. It returns nil or a *Denial.
-func (e *Engine) Authorize(ctx context.Context, c *Call) error {
+func (e *Engine) Authorize(ctx context.Context, c *Call) error { return e.authorize(ctx, c, true) }
+
+// Check answers what Authorize would, without telling the denial observers:
+// nothing is recorded. It judges a change reported after it was made.
+func (e *Engine) Check(ctx context.Context, c *Call) error { return e.authorize(ctx, c, false) }
+
+func (e *Engine) authorize(ctx context.Context, c *Call, record bool) error {
 	for _, h := range e.pre {
 		err := safePre(ctx, h, c)
 		if err == nil {
@@ -180,7 +186,9 @@ func (e *Engine) Authorize(ctx context.Context, c *Call) error {
 		if d.Intent == "" {
 			d.Intent = c.Intent
 		}
-		e.deny(ctx, c, d)
+		if record {
+			e.deny(ctx, c, d)
+		}
 		return d
 	}
 	return nil

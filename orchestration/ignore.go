@@ -91,7 +91,7 @@ func ignoreFold(s string) string {
 // IsGoverned reports whether rel is one of the paths no agent may ever
 // change: the governance files (.orchestration, .intentignore), git's own
 // directory (at the root or in any nested repository), and the agents' hook
-// configuration (.claude, .codex, .gemini, .cursor, .clinerules/hooks).
+// configuration (.claude, .codex, .gemini, .cursor, .clinerules, .mcp.json).
 //
 // Names are compared the way the file systems that agents run on would
 // resolve them: ignoring case, after NFC normalization, ignoring the code
@@ -114,12 +114,10 @@ func IsGoverned(rel string) bool {
 		return false
 	}
 	switch parts[0] {
-	case ".orchestration", ".intentignore", ".claude", ".codex", ".gemini", ".cursor":
+	case ".orchestration", ".intentignore", ".claude", ".codex", ".gemini", ".cursor", ".clinerules", ".mcp.json":
+		// The agents' hook, MCP and rule configuration: whoever changes
+		// it changes what governs the agent.
 		return true
-	case ".clinerules":
-		if len(parts) > 1 && parts[1] == "hooks" {
-			return true
-		}
 	case ".roo":
 		// Roo's MCP settings name commands that intentgate's MCP hub runs.
 		if len(parts) > 1 && parts[1] == "mcp.json" {

@@ -138,8 +138,11 @@ func TestIsGoverned(t *testing.T) {
 		{".clinerules/hooks/PreToolUse", true},
 		{".clinerules/Hooks/x", true},
 		{".clinerules/hooks", true},
-		{".clinerules/style.md", false},
-		{".clinerules", false},
+		{".clinerules/style.md", true},
+		{".clinerules", true},
+		{".mcp.json", true},
+		{".MCP.json", true},
+		{"src/.mcp.json", false},
 		{"./.git/config", true},
 		{".orchestration\u200c/x", true}, // HFS+ ignores zero-width non-joiner
 		{".g\u200cit/config", true},      // likewise

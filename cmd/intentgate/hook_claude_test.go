@@ -119,6 +119,9 @@ func TestClaudeCodeCapturedSession(t *testing.T) {
 	}
 	recs := e.ledger()
 	if len(recs) != len(wants) {
+		for _, r := range recs {
+			t.Logf("record: %s %s %s", r.Metadata.IG.Decision, r.Metadata.IG.Mutation, r.path())
+		}
 		t.Fatalf("ledger has %d records, want %d", len(recs), len(wants))
 	}
 	for i, w := range wants {
@@ -315,10 +318,15 @@ func TestClaudeCodeSessionStartAndPrompt(t *testing.T) {
 	e := newHookEnv(t, "claude-code", nil)
 	ctx := claudeContext(t, e.send("SessionStart", nil), "SessionStart")
 	for _, want := range []string{"INTENT PROTOCOL", "STALE_FILE", "- INT-001 [IN_PROGRESS] app; owned_scope: src/**, README.md",
-		"- INT-009 [PENDING] docs", "This session has not selected an intent yet.", "@INT-001"} {
+		"- INT-009 [PENDING] docs", "This session has not selected an intent yet.", "an @ followed by the intent's id"} {
 		if !strings.Contains(ctx, want) {
 			t.Errorf("SessionStart context lacks %q", want)
 		}
+	}
+	// Agents that repeat the context in their prompt event (Gemini CLI)
+	// must not select an intent with it.
+	if strings.Contains(ctx, "@INT-") {
+		t.Errorf("SessionStart context names an intent after an @, which would select it when repeated: %q", ctx)
 	}
 	claudeAllowed(t, "a prompt naming no intent", e.send("UserPromptSubmit", nil))
 	ctx = claudeContext(t, e.send("UserPromptSubmit", map[string]any{"prompt": "please finish @INT-009."}), "UserPromptSubmit")
@@ -355,7 +363,25 @@ func TestClaudeCodeSelectThroughMCP(t *testing.T) {
 		t.Errorf("session intent %q, want INT-001", got)
 	}
 	claudeAllowed(t, "an MCP tool with an intent", mcp("mcp__github__create_issue", map[string]any{"title": "x"}))
-	claudeAllowed(t, "intentgate's own MCP tools", mcp("mcp__intentgate__write_to_file", map[string]any{"path": "lib/x", "content": ""}))
+	// No server is trusted by its name: a tool of a server named intentgate
+	// is checked like any other, its path canonicalized and held to the scope.
+	if d := claudeDeny(t, mcp("mcp__intentgate__write_to_file", map[string]any{"path": "lib/x", "content": ""})); d.Code != "SCOPE_VIOLATION" {
+		t.Errorf("a server named intentgate writing outside the scope: %+v, want SCOPE_VIOLATION", d)
+	}
+	claudeAllowed(t, "a server named intentgate writing inside the scope", mcp("mcp__intentgate__write_to_file", map[string]any{"path": "src/x", "content": ""}))
+	for _, args := range []map[string]any{
+		{"source": "src/a", "destination": ".claude/settings.json"},
+		{"file_path": ".mcp.json"},
+		{"target": "lib/y"},
+		{"paths": []any{"src/a", ".orchestration/active_intents.yaml"}},
+		{"uri": "file://" + e.ws + "/.gemini/settings.json"},
+		{"nested": map[string]any{"path": "../outside"}},
+	} {
+		if d := claudeDeny(t, mcp("mcp__fs__move_file", args)); d.Code == "" {
+			t.Errorf("mcp__fs__move_file %v: allowed, want a denial", args)
+		}
+	}
+	claudeAllowed(t, "an https uri is not a path", mcp("mcp__web__fetch", map[string]any{"uri": "https://example.org/.mcp.json"}))
 	claudeAllowed(t, "Grep", mcp("Grep", map[string]any{"pattern": "x"}))
 }
 

@@ -132,6 +132,11 @@ func runInstall(o *installOptions, agent string, remove bool, out io.Writer) err
 	if err := o.checkDaemon(agent); err != nil {
 		return err
 	}
+	if !remove {
+		if err := o.resolveCommand(out); err != nil {
+			return err
+		}
+	}
 	p, err := planInstall(o, agent, remove)
 	if err != nil {
 		return err
@@ -326,7 +331,9 @@ func planInstall(o *installOptions, agent string, remove bool) (*installPlan, er
 				dir = ch
 			}
 		}
-		tools := "Bash|apply_patch|mcp__.*"
+		// Every tool: one intentgate cannot classify is refused without an
+		// intent and audited like a command, so none may bypass the hook.
+		tools := ".*"
 		specs := []hookSpec{
 			{event: "PreToolUse", matcher: tools}, {event: "PostToolUse", matcher: tools},
 			{event: "SessionStart"}, {event: "UserPromptSubmit"},
@@ -339,15 +346,16 @@ func planInstall(o *installOptions, agent string, remove bool) (*installPlan, er
 			p.dirs = []string{dir}
 		}
 		if !remove {
-			p.notes = append(p.notes, "Codex runs a new or changed hook only after you trust it (/hooks in Codex), "+
-				"and project hooks only in a trusted project; versions before hooks were on by default need [features] hooks = true (codex_hooks in older ones) in config.toml")
+			p.notes = append(p.notes, codexTrustNote(root))
 		}
 	case "gemini":
 		// geminicli.com/docs/hooks: settings.json "hooks" maps an event to
 		// matcher groups of {name, type, command} handlers; "mcpServers"
 		// registers MCP servers in the same file.
 		dir := filepath.Join(root, ".gemini")
-		tools := "write_file|replace|read_file|run_shell_command|mcp__.*"
+		// Every tool, MCP ones (mcp_<server>_<tool>) included: one
+		// intentgate cannot classify is judged like a command.
+		tools := ".*"
 		specs := []hookSpec{
 			{event: "BeforeTool", matcher: tools}, {event: "AfterTool", matcher: tools},
 			{event: "SessionStart"}, {event: "BeforeAgent"},

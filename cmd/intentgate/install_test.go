@@ -16,12 +16,45 @@ import (
 // the home directory it sees.
 func runCLI(t *testing.T, home string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(e2eBinary(t), args...)
+	bin := e2eBinary(t)
+	cmd := exec.Command(bin, args...)
+	// intentgate on PATH, as a user who installed it has it.
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	if home != "" {
-		cmd.Env = append(os.Environ(), "HOME="+home, "USERPROFILE="+home, "CODEX_HOME=")
+		cmd.Env = append(cmd.Env, "HOME="+home, "USERPROFILE="+home, "CODEX_HOME=")
 	}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// TestInstallCommandNotOnPath: an agent that cannot start the hook command
+// runs ungoverned, so install writes this binary's absolute path when no
+// intentgate is on PATH, and refuses a --command that names nothing.
+func TestInstallCommandNotOnPath(t *testing.T) {
+	bin := e2eBinary(t)
+	ws := t.TempDir()
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "PATH="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("install", "gemini", "-w", ws)
+	if err != nil {
+		t.Fatalf("install gemini: %v\n%s", err, out)
+	}
+	settings, _ := os.ReadFile(filepath.Join(ws, ".gemini", "settings.json"))
+	real, _ := filepath.EvalSymlinks(bin)
+	if !strings.Contains(out, "not on PATH") || !strings.Contains(string(settings), real+" hook gemini") {
+		t.Errorf("install without intentgate on PATH: %s\nsettings: %s\nwant the absolute path %s", out, settings, real)
+	}
+	out, err = run("install", "claude-code", "-w", ws, "--command", "no-such-intentgate")
+	if err == nil || !strings.Contains(out, "not on PATH") {
+		t.Errorf("--command naming nothing: err %v, out %s; want a failure naming PATH", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".claude")); err == nil {
+		t.Errorf("a failed install wrote .claude/")
+	}
 }
 
 func mustCLI(t *testing.T, args ...string) string {
@@ -303,7 +336,7 @@ func TestInstallGeminiKeepsSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	bt := doc.Hooks["BeforeTool"]
-	if doc.Theme != "GitHub" || len(bt) != 1 || bt[0].Hooks[0].Name != "intentgate" || bt[0].Matcher != "write_file|replace|read_file|run_shell_command|mcp__.*" {
+	if doc.Theme != "GitHub" || len(bt) != 1 || bt[0].Hooks[0].Name != "intentgate" || bt[0].Matcher != ".*" {
 		t.Errorf("settings.json after install:\n%s", b)
 	}
 	if !strings.Contains(string(b), "\n\t\"theme\"") {

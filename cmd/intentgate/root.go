@@ -56,7 +56,7 @@ Start with:  intentgate demo`,
 		newPromptCmd(),
 		newSessionCmd(),
 		newHookCmd(), newIntentCmd(), newInstallCmd(), newUninstallCmd(),
-		newMCPCmd(), newServeCmd(),
+		newMCPCmd(), newServeCmd(), newDoctorCmd(),
 		newTraceCmd(),
 		newTaskCmd(),
 	)

@@ -78,7 +78,7 @@ func (c claude) Parse(raw []byte) (*Event, error) {
 	post := ev.Kind == PostTool
 	var err error
 	if c.strict {
-		ev.Ops, err = codexOps(in.ToolName, in.ToolInput)
+		ev.Ops, err = codexOps(in.ToolName, in.ToolInput, in.ToolResponse, post)
 	} else {
 		ev.Ops, err = claudeOps(in.ToolName, in.ToolInput, in.ToolResponse, post)
 	}
@@ -205,33 +205,6 @@ func claudeShown(op *Op, resp json.RawMessage) {
 		op.Partial = true
 	}
 	op.Shown, op.HasShown = []byte(*f.Content), true
-}
-
-// codexOps maps Codex's tools: Bash and apply_patch carry their text in
-// tool_input.command, MCP tools are mcp__<server>__<tool>.
-func codexOps(tool string, input json.RawMessage) ([]Op, error) {
-	m, err := object(input, "tool_input")
-	if err != nil {
-		return nil, err
-	}
-	switch tool {
-	case "Bash":
-		cmd, ok, err := str(m, "command")
-		if err != nil || !ok {
-			return nil, fmt.Errorf(`Bash: the input has no "command" string`)
-		}
-		return []Op{{Kind: OpCommand, Command: cmd}}, nil
-	case "apply_patch":
-		body, ok, err := firstStr(m, "command", "input", "patch")
-		if err != nil || !ok {
-			return nil, fmt.Errorf(`apply_patch: the input has no "command" string`)
-		}
-		return PatchOps(body)
-	}
-	if server, name, ok := mcpName(tool); ok {
-		return []Op{mcpOp(server, name, input)}, nil
-	}
-	return nil, nil
 }
 
 type claudeOut struct {

@@ -32,11 +32,13 @@ type clineTool struct {
 }
 
 type clineIn struct {
-	HookName         string     `json:"hookName"`
-	TaskID           string     `json:"taskId"`
-	Roots            []string   `json:"workspaceRoots"`
-	PreToolUse       *clineTool `json:"preToolUse"`
-	PostToolUse      *clineTool `json:"postToolUse"`
+	HookName         string      `json:"hookName"`
+	ToolCall         *cline3Call `json:"tool_call"`
+	ToolResult       *cline3Call `json:"tool_result"`
+	TaskID           string      `json:"taskId"`
+	Roots            []string    `json:"workspaceRoots"`
+	PreToolUse       *clineTool  `json:"preToolUse"`
+	PostToolUse      *clineTool  `json:"postToolUse"`
 	UserPromptSubmit *struct {
 		Prompt string `json:"prompt"`
 	} `json:"userPromptSubmit"`
@@ -58,6 +60,17 @@ func clineKind(name string) Kind {
 	case "UserPromptSubmit":
 		return Prompt
 	case "TaskComplete", "TaskCancel":
+		return Stop
+	// Cline 3 (the CLI and SDK, 3.x): the same hook files, other names.
+	case "tool_call":
+		return PreTool
+	case "tool_result":
+		return PostTool
+	case "agent_start", "agent_resume":
+		return SessionStart
+	case "prompt_submit":
+		return Prompt
+	case "agent_end", "agent_abort", "agent_error", "session_shutdown":
 		return Stop
 	}
 	return Unknown
@@ -93,6 +106,9 @@ func (cline) Parse(raw []byte) (*Event, error) {
 			ev.Prompt = in.TaskStart.TaskMetadata.InitialTask
 		}
 	case PreTool, PostTool:
+		if in.HookName == "tool_call" || in.HookName == "tool_result" {
+			return ev, cline3Event(ev, in)
+		}
 		t := in.PreToolUse
 		if ev.Kind == PostTool {
 			t = in.PostToolUse
@@ -163,8 +179,35 @@ func clineOps(tool string, params json.RawMessage) ([]Op, error) {
 			args = raw
 		}
 		return []Op{mcpOp(server, name, args)}, nil
+	case "new_rule":
+		// Writes a rule file (path, content), .clinerules/ included.
+		p, err := requirePath(m, tool, "path")
+		if err != nil {
+			return nil, err
+		}
+		content, has, _ := str(m, "content")
+		return []Op{{Kind: OpWrite, Path: p, Content: content, HasContent: has}}, nil
+	case "apply_patch":
+		body, ok, err := firstStr(m, "input", "patch", "diff")
+		if err != nil || !ok {
+			return nil, errors.New(`apply_patch: the parameters have no "input" string`)
+		}
+		return PatchOps(body)
 	}
-	return nil, nil
+	if clineReadOnly[tool] {
+		return nil, nil
+	}
+	return []Op{UnknownOp(tool, params)}, nil
+}
+
+// clineReadOnly are the tools of the older Cline that change nothing in the
+// workspace: intentgate has nothing to check for them.
+var clineReadOnly = map[string]bool{
+	"list_files": true, "search_files": true, "list_code_definition_names": true,
+	"ask_followup_question": true, "attempt_completion": true, "plan_mode_respond": true,
+	"load_mcp_documentation": true, "access_mcp_resource": true, "web_fetch": true,
+	"browser_action": true, "focus_chain": true, "condense": true, "summarize_task": true,
+	"report_bug": true, "new_task": true, "use_skill": true,
 }
 
 type clineOut struct {
@@ -183,5 +226,10 @@ func (cline) Render(ev *Event, r Reply) []byte {
 		return marshal(out)
 	}
 	out.ContextModification = strings.TrimSpace(strings.Join([]string{r.Block, r.Context}, "\n\n"))
+	if r.Message != "" && out.ContextModification == "" && ev.Kind == PostTool {
+		// A post-tool note for the person (a change that was not fully
+		// recorded) is also context: Cline has no other channel for it.
+		out.ContextModification = r.Message
+	}
 	return marshal(out)
 }

@@ -33,15 +33,23 @@ func (h *hookRun) sessionStart(ctx context.Context) Reply {
 
 // prompt selects the intent a prompt names as @INT-001.
 func (h *hookRun) prompt(ctx context.Context) Reply {
+	h.ev.Prompt = userText(h.ev.Prompt)
 	return Reply{Context: h.selectMentioned(ctx)}
 }
+
+// hookContextRe matches the context hooks added to a prompt, which some
+// agents (Gemini CLI) repeat in the prompt event: only what the user typed
+// may select an intent.
+var hookContextRe = regexp.MustCompile(`(?s)<hook_context>.*?</hook_context>|(?s)<intentgate>.*?</intentgate>|&lt;intentgate&gt;.*?&lt;/intentgate&gt;`)
+
+func userText(prompt string) string { return hookContextRe.ReplaceAllString(prompt, "") }
 
 // externalContext is what an external agent is told when its session starts.
 func externalContext(intents hooks.Intents, current string) string {
 	var b strings.Builder
 	b.WriteString("<intentgate>\nThis workspace is governed by intentgate: its hooks check every file change and command you make here.\n")
 	b.WriteString("To select an intent, call the select_active_intent tool of the \"intentgate\" MCP server with its intent_id, " +
-		"or ask the user to name it in a prompt, as in @INT-001.\n")
+		"or ask the user to name it in a prompt: an @ followed by the intent's id.\n")
 	b.WriteString(prompts.IntentProtocol())
 	set, err := intents.Current()
 	switch {

@@ -69,6 +69,9 @@ type Op struct {
 	Name       string          // OpMCP: the tool's name on that server
 	Args       json.RawMessage // OpMCP: the tool's arguments
 	IntentID   string          // OpSelect
+	// Opaque marks an OpCommand that is not a shell command but a tool
+	// intentgate cannot classify (Name, Args): it is judged like a command.
+	Opaque bool
 
 	// Shown is, for an OpRead, the content the agent was shown, when the
 	// payload carries it.
@@ -76,6 +79,9 @@ type Op struct {
 	HasShown bool
 	// Partial marks an OpRead of a range of the file rather than all of it.
 	Partial bool
+	// ShownTrimmed says Shown may lack the file's final newline (Cline
+	// shows files by lines): it is compared with that one newline allowed.
+	ShownTrimmed bool
 
 	// Before is, after an OpWrite or OpEdit, the file's content before the
 	// call, when the payload reports it; Existed says whether there was one.

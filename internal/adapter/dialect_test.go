@@ -29,9 +29,40 @@ func TestPatchOps(t *testing.T) {
 		{"paths kept as sent", "*** Begin Patch\n*** Add File: src/../../etc/x\n+1\n*** End Patch\n",
 			[]op{{OpWrite, "src/../../etc/x", "1\n"}}, ""},
 		{"no patch", "echo hi", nil, "Begin Patch"},
-		{"no file", "*** Begin Patch\n*** End Patch\n", nil, "names no file"},
-		{"move without update", "*** Begin Patch\n*** Move to: x\n*** End Patch\n", nil, "follows no update"},
-		{"empty path", "*** Begin Patch\n*** Delete File: \n*** End Patch\n", nil, "no path"},
+		{"no file: Codex changes nothing", "*** Begin Patch\n*** End Patch\n", nil, ""},
+		{"move without update", "*** Begin Patch\n*** Move to: x\n*** End Patch\n", nil, "not a valid file header"},
+		{"empty path", "*** Begin Patch\n*** Delete File: \n*** End Patch\n", nil, "not a valid file header"},
+		// Codex trims every header of Unicode white space before matching it.
+		{"header indented by spaces", "*** Begin Patch\n  *** Update File: .orchestration/active_intents.yaml\n@@\n-a\n+b\n*** End Patch",
+			[]op{{OpEdit, ".orchestration/active_intents.yaml", ""}}, ""},
+		{"header indented by a tab", "*** Begin Patch\n\t*** Add File: .codex/hooks.json\n+{}\n*** End Patch",
+			[]op{{OpWrite, ".codex/hooks.json", "{}\n"}}, ""},
+		{"header indented by NBSP", "*** Begin Patch\n\u00a0*** Delete File: .mcp.json\n*** End Patch",
+			[]op{{OpDelete, ".mcp.json", ""}}, ""},
+		{"header indented by U+3000 after an add", "*** Begin Patch\n*** Add File: src/a\n+x\n\u3000*** Update File: .gemini/settings.json\n@@\n-a\n+b\n\u3000*** End Patch\u3000",
+			[]op{{OpWrite, "src/a", "x\n"}, {OpEdit, ".gemini/settings.json", ""}}, ""},
+		{"markers padded on both sides", "  *** Begin Patch  \n*** Delete File: x\t\n *** End Patch ",
+			[]op{{OpDelete, "x", ""}}, ""},
+		// Inside an update, a line starting with a space is context: Codex
+		// does not read a header there.
+		{"space-indented header inside an update is context", "*** Begin Patch\n*** Update File: src/a\n@@\n a\n *** Update File: .orchestration/x\n+b\n*** End Patch",
+			[]op{{OpEdit, "src/a", ""}}, ""},
+		// A tab-indented one ends the chunk, and Codex then needs "@@".
+		{"tab-indented header after a chunk", "*** Begin Patch\n*** Update File: src/a\n@@\n-a\n+b\n\t*** Delete File: .orchestration/x\n*** End Patch",
+			nil, "chunk must start with @@"},
+		{"move", "*** Begin Patch\n*** Update File: a\n*** Move to: b\n@@\n-x\n+y\n*** End Patch",
+			[]op{{OpDelete, "a", ""}, {OpWrite, "b", ""}}, ""},
+		{"indented move is not a move", "*** Begin Patch\n*** Update File: a\n *** Move to: b\n+y\n*** End Patch",
+			[]op{{OpEdit, "a", ""}}, ""},
+		{"update without chunks", "*** Begin Patch\n*** Update File: a\n*** End Patch", nil, "has no chunks"},
+		{"unknown header", "*** Begin Patch\n*** Rename File: a\n*** End Patch", nil, "not a valid file header"},
+		{"no end", "*** Begin Patch\n*** Delete File: a\n", nil, "End Patch"},
+		{"heredoc inside the patch text", "<<'EOF'\n*** Begin Patch\n*** Delete File: a\n*** End Patch\nEOF",
+			[]op{{OpDelete, "a", ""}}, ""},
+		{"cd prefix", "cd sub && apply_patch <<'PATCH'\n*** Begin Patch\n*** Delete File: a\n*** End Patch\nPATCH\n",
+			[]op{{OpDelete, "sub/a", ""}}, ""},
+		{"path keeps inner spaces", "*** Begin Patch\n*** Delete File:  lead\n*** End Patch",
+			[]op{{OpDelete, " lead", ""}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ops, err := PatchOps(tc.patch)
@@ -140,15 +171,78 @@ func FuzzParse(f *testing.F) {
 func FuzzPatchOps(f *testing.F) {
 	f.Add("*** Begin Patch\n*** Update File: a\n*** Move to: b\n@@\n-x\n+y\n*** End Patch\n")
 	f.Add("*** Begin Patch\n*** Add File: a\n+x\n")
+	f.Add("*** Begin Patch\n\u3000*** Update File: a\n@@\n-x\n*** End Patch")
 	f.Fuzz(func(t *testing.T, body string) {
 		ops, err := PatchOps(body)
-		if err == nil && len(ops) == 0 {
-			t.Fatal("no error and no ops")
+		if err != nil {
+			return
 		}
 		for _, op := range ops {
 			if op.Path == "" {
 				t.Fatalf("an op without a path: %+v", op)
 			}
 		}
+		// Every header Codex would read, whatever white space surrounds it,
+		// names a file among the ops: none escapes the checks.
+		named := map[string]bool{}
+		for _, op := range ops {
+			named[op.Path] = true
+		}
+		if _, _, isShell := shellPatch(body); isShell {
+			return // paths are joined to the cd directory
+		}
+		for _, l := range rustLines(trimU(body)) {
+			h := trimU(l)
+			for _, m := range []string{patchAdd, patchDelete, patchUpdate} {
+				if p, ok := strings.CutPrefix(h, m); ok && !named[p] && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "-") {
+					// A header-like line Codex reads as a chunk line
+					// (starting with ' ', '+' or '-') is content.
+					t.Fatalf("header %q is not among the ops %+v", l, ops)
+				}
+			}
+		}
+	})
+}
+
+func FuzzShellWholeRead(f *testing.F) {
+	f.Add("cat src/a.txt")
+	f.Add("sed -n '1,$p' README.md")
+	f.Add("cat a; rm -rf b")
+	f.Fuzz(func(t *testing.T, cmd string) {
+		p, ok := ShellWholeRead(cmd)
+		if !ok {
+			return
+		}
+		// A recognised read runs nothing else: no shell syntax at all.
+		if strings.ContainsAny(cmd, ";&|<>`$(){}\n") && !strings.Contains(cmd, "'1,$p'") && !strings.Contains(cmd, "1,\\$p") {
+			t.Fatalf("%q taken for a plain read of %q", cmd, p)
+		}
+		if p == "" || strings.HasPrefix(p, "-") {
+			t.Fatalf("%q: path %q", cmd, p)
+		}
+	})
+}
+
+func FuzzCline3Parse(f *testing.F) {
+	f.Add(`{"hookName":"tool_call","taskId":"t","workspaceRoots":["/w"],"tool_call":{"id":"1","name":"read_files","input":{"files":[{"path":"/w/a"}]}}}`)
+	f.Add(`{"hookName":"tool_result","taskId":"t","tool_result":{"id":"1","name":"read_files","input":["a","b"],"output":[{"result":"1 | x","success":true}]}}`)
+	f.Add(`{"hookName":"tool_call","tool_call":{"name":"run_commands","input":{"commands":[{"command":"ls","args":["-l"]}]}}}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		ev, err := cline{}.Parse([]byte(raw))
+		if ev == nil {
+			t.Fatal("nil event")
+		}
+		if err != nil {
+			return
+		}
+		for _, op := range ev.Ops {
+			switch op.Kind {
+			case OpRead, OpWrite, OpEdit, OpDelete:
+				if op.Path == "" {
+					t.Fatalf("%s op without a path: %+v", op.Kind, op)
+				}
+			}
+		}
+		_ = cline{}.Render(ev, Reply{Deny: "x"})
 	})
 }

@@ -81,8 +81,9 @@ func (gemini) Parse(raw []byte) (*Event, error) {
 		return ev, fmt.Errorf(`the %s event has no "tool_name"`, in.Event)
 	}
 	var resp struct {
-		LLMContent json.RawMessage `json:"llmContent"`
-		Error      json.RawMessage `json:"error"`
+		LLMContent    json.RawMessage `json:"llmContent"`
+		Error         json.RawMessage `json:"error"`
+		ReturnDisplay json.RawMessage `json:"returnDisplay"`
 	}
 	if ev.Kind == PostTool && len(in.ToolResponse) > 0 {
 		_ = json.Unmarshal(in.ToolResponse, &resp)
@@ -92,6 +93,9 @@ func (gemini) Parse(raw []byte) (*Event, error) {
 	}
 	var err error
 	ev.Ops, err = geminiOps(in.ToolName, in.ToolInput, resp.LLMContent, ev.Kind == PostTool)
+	if err == nil && ev.Kind == PostTool && in.ToolName == "replace" && len(ev.Ops) == 1 {
+		geminiBefore(&ev.Ops[0], resp.ReturnDisplay)
+	}
 	return ev, err
 }
 
@@ -124,16 +128,19 @@ func geminiOps(tool string, input, llm json.RawMessage, post bool) ([]Op, error)
 		if err != nil {
 			return nil, err
 		}
-		op := Op{Kind: OpRead, Path: p, Partial: present(m, "offset") || present(m, "limit")}
+		// A range (start_line/end_line since 0.61, offset/limit before)
+		// never counts as reading the file.
+		op := Op{Kind: OpRead, Path: p, Partial: present(m, "offset") || present(m, "limit") ||
+			present(m, "start_line") || present(m, "end_line")}
 		if post {
-			// A long file is cut and the result says so in its first line;
-			// the content itself is not compared, as the tool may decorate it.
+			// What the model was shown is llmContent; a cut file says so
+			// in a header that starts with an empty line. The read counts
+			// only when what was shown is the file as it is.
 			var s string
-			if json.Unmarshal(llm, &s) == nil {
-				first, _, _ := strings.Cut(s, "\n")
-				if strings.Contains(strings.ToLower(first), "truncated") {
-					op.Partial = true
-				}
+			if json.Unmarshal(llm, &s) != nil || geminiTruncated(s) {
+				op.Partial = true
+			} else {
+				op.Shown, op.HasShown = []byte(s), true
 			}
 		}
 		return []Op{op}, nil
@@ -144,10 +151,72 @@ func geminiOps(tool string, input, llm json.RawMessage, post bool) ([]Op, error)
 		}
 		return []Op{{Kind: OpCommand, Command: cmd}}, nil
 	}
-	if server, name, ok := mcpName(tool); ok {
+	if server, name, ok := geminiMCPName(tool); ok {
 		return []Op{mcpOp(server, name, input)}, nil
 	}
-	return nil, nil
+	if geminiReadOnly[tool] {
+		return nil, nil
+	}
+	return []Op{UnknownOp(tool, input)}, nil
+}
+
+// geminiReadOnly are Gemini CLI's tools that change nothing in the
+// workspace. (save_memory writes the user's own ~/.gemini/GEMINI.md.)
+var geminiReadOnly = map[string]bool{
+	"list_directory": true, "glob": true, "search_file_content": true, "grep_search": true,
+	"read_many_files": true, "web_fetch": true, "google_web_search": true, "save_memory": true,
+	"write_todos": true, "activate_skill": true, "ask_user": true, "enter_plan_mode": true,
+	"exit_plan_mode": true, "get_internal_docs": true, "codebase_investigator": true,
+}
+
+// geminiTruncated reports a read_file result that is not the whole file.
+func geminiTruncated(s string) bool {
+	return strings.Contains(s, "IMPORTANT: The file content has been truncated") ||
+		strings.Contains(s, "--- FILE CONTENT (truncated) ---") ||
+		strings.HasPrefix(strings.TrimLeft(s, "\n"), "[File content truncated")
+}
+
+// geminiMCPName splits Gemini CLI's MCP tool names: mcp_<server>_<tool>
+// (0.61), or mcp__<server>__<tool> as older versions and other agents write
+// them. A server name may hold "_": intentgate's own is recognised whole,
+// others are split at the first "_", which only affects how they are named.
+func geminiMCPName(tool string) (string, string, bool) {
+	if s, n, ok := mcpName(tool); ok {
+		return s, n, true
+	}
+	rest, ok := strings.CutPrefix(tool, "mcp_")
+	if !ok || rest == "" {
+		return "", "", false
+	}
+	if n, ok := strings.CutPrefix(rest, IntentgateServer+"_"); ok && n != "" {
+		return IntentgateServer, n, true
+	}
+	i := strings.Index(rest, "_")
+	if i <= 0 || i+1 >= len(rest) {
+		return "", "", false
+	}
+	return rest[:i], rest[i+1:], true
+}
+
+// geminiBefore takes the file's old content from a replace result:
+// returnDisplay.originalContent (null for a file it created).
+func geminiBefore(op *Op, display json.RawMessage) {
+	var d map[string]json.RawMessage
+	if json.Unmarshal(display, &d) != nil {
+		return
+	}
+	raw, ok := d["originalContent"]
+	if !ok {
+		return
+	}
+	if string(raw) == "null" {
+		op.HasBefore, op.Existed = true, false
+		return
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		op.Before, op.HasBefore, op.Existed = []byte(s), true, true
+	}
 }
 
 type geminiOut struct {

@@ -107,6 +107,7 @@ type hookRun struct {
 	dir  string // the workspace as found, spelled like the agent's paths
 
 	intent, mode string // the session's, for post-hooks
+	violation    string // post: why the pre-hooks would have refused the change being recorded
 	warnings     []string
 }
 
@@ -182,6 +183,7 @@ func (h *hookRun) handle(ctx context.Context) Reply {
 		return failReply(ev, "the session's earlier calls did not finish: "+err.Error())
 	}
 	defer done()
+	h.settlePending(ctx)
 	var r Reply
 	switch ev.Kind {
 	case PreTool:
@@ -350,9 +352,10 @@ func asDenial(err error, tool string) *engine.Denial {
 func (h *hookRun) pre(ctx context.Context) Reply {
 	for i, op := range h.ev.Ops {
 		if d := h.preOp(ctx, i, op); d != nil {
-			return denyReply(d)
+			return denyReply(agentDenial(h.ev.Agent, d))
 		}
 	}
+	h.keepPending()
 	return Reply{}
 }
 
@@ -405,18 +408,7 @@ func (h *hookRun) preOp(ctx context.Context, i int, op Op) *engine.Denial {
 			return asDenial(err, c.Tool)
 		}
 	case OpMCP:
-		if op.Server == IntentgateServer {
-			return nil // intentgate's own MCP server governs its tools itself
-		}
-		args := op.Args
-		if len(args) == 0 || args[0] != '{' {
-			b, _ := json.Marshal(map[string]json.RawMessage{"arguments": orNull(args)})
-			args = b
-		}
-		c := h.call(i, mcpTool(op), args)
-		if err := h.rt.Authorize(ctx, c); err != nil {
-			return asDenial(err, c.Tool)
-		}
+		return h.preMCP(ctx, i, op)
 	}
 	return nil
 }
@@ -439,6 +431,8 @@ func (h *hookRun) post(ctx context.Context) Reply {
 		}
 	}
 	var r Reply
+	var p pendingPatch
+	_, _ = h.takeState(pendingPrefix+h.ev.CallKey(), &p) // the post event came: nothing is pending
 	for i, op := range h.ev.Ops {
 		switch op.Kind {
 		case OpRead:
@@ -448,11 +442,23 @@ func (h *hookRun) post(ctx context.Context) Reply {
 			c := h.call(i, h.toolFor(op.Kind), map[string]any{"path": h.abs(op.Path)})
 			h.observeRead(ctx, c, op)
 		case OpWrite, OpEdit, OpDelete:
+			h.violation = ""
+			if !h.ev.Failed {
+				h.violation = h.postRefusal(ctx, i, op)
+			}
 			c := h.call(i, h.toolFor(op.Kind), map[string]any{"path": h.abs(op.Path)})
 			h.observeFile(ctx, c, op)
+			if h.violation != "" {
+				r.Block = strings.TrimSpace(r.Block + "\nSCOPE_VIOLATION: " + op.Path + " was changed although intentgate would have refused it (" +
+					h.violation + "); the change is recorded in the ledger as a violation. Undo it, or ask the user.")
+			}
 		case OpCommand:
 			c := h.call(i, h.toolFor(op.Kind), map[string]any{"command": op.Command})
 			if block := h.observeCommand(ctx, c); block != "" {
+				r.Block = strings.TrimSpace(r.Block + "\n" + block)
+			}
+		case OpMCP:
+			if block := h.postMCP(ctx, i, op); block != "" {
 				r.Block = strings.TrimSpace(r.Block + "\n" + block)
 			}
 		case OpSelect:

@@ -219,7 +219,7 @@ func (h *hookRun) observeRead(ctx context.Context, c *engine.Call, op Op) {
 	if err != nil {
 		return
 	}
-	if op.HasShown && !sameText(op.Shown, cur) {
+	if op.HasShown && !sameText(op.Shown, cur) && !(op.ShownTrimmed && sameText(append(op.Shown, '\n'), cur)) {
 		// The file changed since the agent was shown it: no baseline, so an
 		// edit is refused until the agent reads it again.
 		return
@@ -255,6 +255,9 @@ func (h *hookRun) observeFile(ctx context.Context, c *engine.Call, op Op) {
 		return
 	}
 	ch := engine.FileChange{Path: rel, After: after, Deleted: deleted}
+	if h.violation != "" {
+		ch.Violation, ch.Reason = true, h.violation
+	}
 	known := true
 	switch {
 	case op.HasBefore:

@@ -191,6 +191,18 @@ func (rt *Runtime) Authorize(ctx context.Context, c *engine.Call) error {
 	return rt.eng.Authorize(ctx, c)
 }
 
+// Check answers what Authorize would, recording nothing: it judges a change
+// an external agent reports after making it.
+func (rt *Runtime) Check(ctx context.Context, c *engine.Call) error {
+	ctx, release, err := rt.Hold(ctx, c.Session)
+	if err != nil {
+		return err
+	}
+	defer release()
+	rt.prepare(c)
+	return rt.eng.Check(ctx, c)
+}
+
 // Observe runs the post-hooks for a call an external agent ran.
 func (rt *Runtime) Observe(ctx context.Context, c *engine.Call, r *engine.Result) error {
 	ctx, release, err := rt.Hold(ctx, c.Session)
