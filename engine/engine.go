@@ -165,11 +165,17 @@ func (e *Engine) Authorize(ctx context.Context, c *Call) error {
 	return nil
 }
 
+// deny tells the observers of a refusal. A refusal stands whether or not it
+// could be recorded; what failed is kept on the denial for the front door to
+// report, never dropped.
 func (e *Engine) deny(ctx context.Context, c *Call, d *Denial) {
+	var errs []error
 	for _, o := range e.observer {
-		// A refusal stands whether or not it could be recorded.
-		_ = o.Denied(ctx, c, d)
+		if err := o.Denied(ctx, c, d); err != nil {
+			errs = append(errs, err)
+		}
 	}
+	d.NotRecorded = errors.Join(errs...)
 }
 
 // safePre turns a panicking hook into an error: a bug must deny, not crash

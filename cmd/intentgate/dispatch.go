@@ -213,6 +213,9 @@ func dispatchLine(ctx context.Context, rt *gate.Runtime, o *dispatchOptions, n i
 	default:
 		if d, ok := engine.AsDenial(err); ok {
 			out.Denial = d
+			if d.NotRecorded != nil {
+				out.Warnings = append(out.Warnings, "the refusal was not recorded: "+d.NotRecorded.Error())
+			}
 		} else {
 			out.Error = err.Error()
 		}
