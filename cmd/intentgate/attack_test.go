@@ -53,11 +53,7 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	atkBin = filepath.Join(dir, "intentgate")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(goTool, "build", "-o", atkBin, ".")
+	cmd := exec.Command("go", "build", "-o", atkBin, ".")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building intentgate: %v\n%s", err, out)
 		return 1

@@ -159,7 +159,6 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		if len(buf)+len(chunk) <= maxCallBytes {
 			buf = append(buf, chunk...)
 		} else {
-			buf = buf[:0]
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = r.ReadSlice('\n')
 			}
