@@ -35,6 +35,18 @@ type Call struct {
 
 	args   map[string]json.RawMessage
 	target *target
+	spec   *Spec // resolved by the engine, once per call
+}
+
+// Spec returns the registered tool of the call, resolved once by the engine
+// before any hook runs, so that policies never look it up themselves. known
+// is false for a tool the registry does not know, or a call no engine has
+// resolved: such a call counts as mutating.
+func (c *Call) Spec() (spec Spec, known bool) {
+	if c.spec == nil || c.spec.Name == "" {
+		return Spec{Name: c.Tool}, false
+	}
+	return *c.spec, true
 }
 
 type target struct {

@@ -140,8 +140,17 @@ func (e *PostError) Error() string {
 
 func (e *PostError) Unwrap() []error { return e.Errs }
 
+// resolve fills in the per-call facts every hook reads: the tool's spec.
+func (e *Engine) resolve(c *Call) {
+	if c.spec == nil || c.spec.Name != c.Tool && c.spec.Name != "" {
+		spec, _ := e.reg.Lookup(c.Tool)
+		c.spec = &spec
+	}
+}
+
 // Authorize runs the pre-hooks only. It returns nil or a *Denial.
 func (e *Engine) Authorize(ctx context.Context, c *Call) error {
+	e.resolve(c)
 	for _, h := range e.pre {
 		err := safePre(ctx, h, c)
 		if err == nil {
@@ -191,6 +200,7 @@ func safePre(ctx context.Context, h PreHook, c *Call) (err error) {
 
 // Observe runs the post-hooks for a call whose tool ran elsewhere.
 func (e *Engine) Observe(ctx context.Context, c *Call, r *Result) error {
+	e.resolve(c)
 	var errs []error
 	for _, h := range e.post {
 		if err := safePost(ctx, h, c, r); err != nil {
@@ -217,7 +227,8 @@ func safePost(ctx context.Context, h PostHook, c *Call, r *Result) (err error) {
 // comes back as a Result-less error. A post-hook failure comes back as a
 // *PostError together with the Result, because the call did happen.
 func (e *Engine) Dispatch(ctx context.Context, c *Call) (*Result, error) {
-	spec, known := e.reg.Lookup(c.Tool)
+	e.resolve(c)
+	spec, known := c.Spec()
 	if err := e.Authorize(ctx, c); err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ import (
 // INTENTGATE_E2E_CLAUDE=1. INTENTGATE_CLAUDE_BIN may name an installed claude
 // binary to use instead; INTENTGATE_SHARED the shared/ directory.
 func TestClaudeCodeEndToEnd(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("INTENTGATE_E2E_CLAUDE") != "1" {
 		t.Skip("set INTENTGATE_E2E_CLAUDE=1 to run Claude Code end to end (it installs @anthropic-ai/claude-code from npm)")
 	}

@@ -96,6 +96,7 @@ var contractWant = []outcome{
 }
 
 func TestFrontDoorContract(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("needs a POSIX shell for the commands")
 	}
@@ -582,6 +583,7 @@ func (d *claudeDoor) command(t *testing.T, command string) outcome {
 // dispatch governs the workspace enclosing the directory it runs in, and
 // refuses to start, creating nothing, where there is none.
 func TestDispatchFindsWorkspace(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, contractIntents, map[string]string{"src/deep/er/x.txt": "x\n"})
 	line := `{"id":"1","session":"s","tool":"select_active_intent","args":{"intent_id":"INT-001"}}` + "\n" +
 		`{"id":"2","session":"s","tool":"write_to_file","args":{"path":"src/new.txt","content":"n\n"}}` + "\n"

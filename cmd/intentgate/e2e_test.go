@@ -22,6 +22,9 @@ var (
 // e2eBinary builds the intentgate binary once for the package's tests.
 func e2eBinary(t *testing.T) string {
 	t.Helper()
+	if atkBin != "" {
+		return atkBin // TestMain built it
+	}
 	e2eOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "intentgate-bin-")
 		if err != nil {
@@ -162,6 +165,7 @@ func (s *session) call(tool string, args map[string]any) result {
 // Two sessions read the same file and both write it: exactly one wins, the
 // other gets STALE_FILE, and the file holds the winner's content.
 func TestTwoSessionsOneWins(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, map[string]string{"src/shared.go": "package src\n"})
 	for round := 0; round < 15; round++ {
 		a := startDispatch(t, ws, fmt.Sprintf("a%d", round))
@@ -199,6 +203,7 @@ func TestTwoSessionsOneWins(t *testing.T) {
 }
 
 func TestDispatchProtocolErrors(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, map[string]string{"src/a.go": "package a\n"})
 	cmd := exec.Command(e2eBinary(t), "dispatch", "-w", ws)
 	cmd.Stdin = strings.NewReader(strings.Join([]string{
@@ -259,6 +264,7 @@ func TestDispatchProtocolErrors(t *testing.T) {
 }
 
 func TestInitNeverOverwrites(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mine := "active_intents: []\n# mine\n"
 	if err := os.MkdirAll(filepath.Join(dir, ".orchestration"), 0o755); err != nil {
@@ -298,6 +304,7 @@ func TestInitNeverOverwrites(t *testing.T) {
 }
 
 func TestIntentsCheckExitCodes(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, nil)
 	for _, tc := range []struct {
 		path string
@@ -324,6 +331,7 @@ func TestIntentsCheckExitCodes(t *testing.T) {
 }
 
 func TestDemoRuns(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(e2eBinary(t), "demo").CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)

@@ -160,6 +160,7 @@ var isoTime = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 // its own process, the hook process through the daemon's socket, and the
 // daemon's HTTP endpoint. Every answer and every ledger record must match.
 func TestServeSameAnswers(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"README.md": "line1\nalpha\nline3\n"}
 	type run struct {
 		name string
@@ -266,6 +267,7 @@ func TestServeSameAnswers(t *testing.T) {
 // TestServeConcurrent sends many sessions' events at once to one daemon in
 // this process, for the race detector and the ledger's chain.
 func TestServeConcurrent(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "claude-code", nil)
 	g, err := gate.Open(e.ws, gate.Options{Version: version})
 	if err != nil {
@@ -338,6 +340,7 @@ func TestServeConcurrent(t *testing.T) {
 // TestServeSocketFallback: a socket nothing answers, or that another program
 // answers, is never taken for the daemon.
 func TestServeSocketFallback(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("the hook never uses the socket on Windows")
 	}
@@ -383,6 +386,7 @@ func TestServeSocketFallback(t *testing.T) {
 }
 
 func TestServeRefusesNonLoopback(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		addr string
 		ok   bool
@@ -402,6 +406,7 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 }
 
 func TestServeRefusesBrowsers(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "claude-code", nil)
 	g, err := gate.Open(e.ws, gate.Options{Version: version})
 	if err != nil {
@@ -436,6 +441,7 @@ func TestServeRefusesBrowsers(t *testing.T) {
 }
 
 func TestInstallDaemon(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	settings := filepath.Join(ws, ".claude", "settings.json")
 	mustCLI(t, "install", "claude-code", "-w", ws)
@@ -504,6 +510,7 @@ func TestInstallDaemon(t *testing.T) {
 // TestTCPPeerUID finds this process's own end of a loopback connection in
 // the kernel's socket table, over IPv4 and IPv6.
 func TestTCPPeerUID(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("only Linux tells who owns the other end of a TCP connection")
 	}
