@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/intentgate/intentgate/internal/daemon"
 )
 
 // TestClaudeCodeEndToEnd runs the real Claude Code binary against a scripted
@@ -203,7 +205,7 @@ func claudeScenario(t *testing.T, bin, claude, fakellm string, daemon bool) {
 // startServeOn starts the daemon on the address install --daemon wrote.
 func startServeOn(t *testing.T, ws string) *serveProc {
 	t.Helper()
-	addr := daemonAddrFromSettings(ws)
+	addr := daemon.AddrFromSettings(ws)
 	if addr == "" {
 		t.Fatal("install --daemon wrote no http hook")
 	}
