@@ -35,6 +35,32 @@ type Call struct {
 
 	args   map[string]json.RawMessage
 	target *target
+	spec   *Spec // resolved by the engine, once per call
+}
+
+// Spec returns the registered tool of the call, resolved once by the engine
+// before any hook runs, so that policies never look it up themselves. known
+// is false for a tool the registry does not know, or a call no engine has
+// resolved: such a call counts as mutating.
+func (c *Call) Spec() (spec Spec, known bool) {
+	if c.spec == nil || c.spec.Name == "" {
+		return Spec{Name: c.Tool}, false
+	}
+	return *c.spec, true
+}
+
+// Mutating reports whether the call can change the workspace: per call for
+// a tool that is a Classifier, by its group otherwise; a tool the registry
+// does not know counts as mutating.
+func (c *Call) Mutating() bool {
+	spec, known := c.Spec()
+	if !known {
+		return true
+	}
+	if cl, ok := spec.Tool.(Classifier); ok {
+		return cl.Mutates(c)
+	}
+	return spec.Mutating()
 }
 
 type target struct {

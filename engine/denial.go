@@ -44,6 +44,11 @@ type Denial struct {
 	ExpectedSHA256 string `json:"expected_sha256,omitempty"`
 	ActualSHA256   string `json:"actual_sha256,omitempty"`
 	Parameter      string `json:"parameter,omitempty"`
+
+	// NotRecorded says why the refusal could not be recorded (the ledger
+	// append failed after its retries); the refusal stands, and the front
+	// door tells the person so, since a refusal is evidence.
+	NotRecorded error `json:"-"`
 }
 
 func (d *Denial) Error() string {

@@ -161,6 +161,14 @@ func (e *PostError) Error() string {
 
 func (e *PostError) Unwrap() []error { return e.Errs }
 
+// resolve fills in the per-call facts every hook reads: the tool's spec.
+func (e *Engine) resolve(c *Call) {
+	if c.spec == nil || c.spec.Name != c.Tool && c.spec.Name != "" {
+		spec, _ := e.reg.Lookup(c.Tool)
+		c.spec = &spec
+	}
+}
+
 // Authorize runs the pre-hooks only. It returns nil or a *Denial.
 func (e *Engine) Authorize(ctx context.Context, c *Call) error { return e.authorize(ctx, c, true) }
 
@@ -169,6 +177,7 @@ func (e *Engine) Authorize(ctx context.Context, c *Call) error { return e.author
 func (e *Engine) Check(ctx context.Context, c *Call) error { return e.authorize(ctx, c, false) }
 
 func (e *Engine) authorize(ctx context.Context, c *Call, record bool) error {
+	e.resolve(c)
 	for _, h := range e.pre {
 		err := safePre(ctx, h, c)
 		if err == nil {
@@ -194,11 +203,17 @@ func (e *Engine) authorize(ctx context.Context, c *Call, record bool) error {
 	return nil
 }
 
+// deny tells the observers of a refusal. A refusal stands whether or not it
+// could be recorded; what failed is kept on the denial for the front door to
+// report, never dropped.
 func (e *Engine) deny(ctx context.Context, c *Call, d *Denial) {
+	var errs []error
 	for _, o := range e.observer {
-		// A refusal stands whether or not it could be recorded.
-		_ = o.Denied(ctx, c, d)
+		if err := o.Denied(ctx, c, d); err != nil {
+			errs = append(errs, err)
+		}
 	}
+	d.NotRecorded = errors.Join(errs...)
 }
 
 // safePre turns a panicking hook into an error: a bug must deny, not crash
@@ -214,6 +229,7 @@ func safePre(ctx context.Context, h PreHook, c *Call) (err error) {
 
 // Observe runs the post-hooks for a call whose tool ran elsewhere.
 func (e *Engine) Observe(ctx context.Context, c *Call, r *Result) error {
+	e.resolve(c)
 	var errs []error
 	for _, h := range e.post {
 		if err := safePost(ctx, h, c, r); err != nil {
@@ -240,7 +256,8 @@ func safePost(ctx context.Context, h PostHook, c *Call, r *Result) (err error) {
 // comes back as a Result-less error. A post-hook failure comes back as a
 // *PostError together with the Result, because the call did happen.
 func (e *Engine) Dispatch(ctx context.Context, c *Call) (*Result, error) {
-	spec, known := e.reg.Lookup(c.Tool)
+	e.resolve(c)
+	spec, known := c.Spec()
 	if err := e.Authorize(ctx, c); err != nil {
 		return nil, err
 	}

@@ -172,3 +172,29 @@ func TestCallArguments(t *testing.T) {
 		t.Errorf("String on array args = %v, want INVALID_ARGUMENT", err)
 	}
 }
+
+type failingObserver struct{ err error }
+
+func (o failingObserver) Denied(context.Context, *engine.Call, *engine.Denial) error { return o.err }
+
+// A refusal that cannot be recorded still refuses, and says why it was not
+// recorded instead of dropping the failure.
+func TestUnrecordedDenialIsSurfaced(t *testing.T) {
+	e, _ := newEngine(t)
+	e.Use(engine.PreFunc(func(ctx context.Context, c *engine.Call) error {
+		return &engine.Denial{Code: engine.ScopeViolation, Message: "no"}
+	}))
+	full := errors.New("disk full")
+	e.OnDenial(failingObserver{full}, failingObserver{nil})
+	_, err := e.Dispatch(context.Background(), &engine.Call{Tool: "echo"})
+	d, ok := engine.AsDenial(err)
+	if !ok || d.Code != engine.ScopeViolation {
+		t.Fatalf("Dispatch = %v, want the SCOPE_VIOLATION refusal", err)
+	}
+	if !errors.Is(d.NotRecorded, full) {
+		t.Errorf("NotRecorded = %v, want the observer's error", d.NotRecorded)
+	}
+	if string(d.JSON()) != `{"error":"SCOPE_VIOLATION","tool":"echo","message":"no"}` {
+		t.Errorf("JSON = %s: the agent's view must not change", d.JSON())
+	}
+}

@@ -20,7 +20,6 @@ import (
 // again whatever reaches Observe, so that no caller can record a command's
 // changes unjudged. Judging is idempotent and safe for concurrent use.
 type CommandAudit struct {
-	reg     *engine.Registry
 	ws      *engine.Workspace
 	intents Intents
 	ig      *ignoreCache
@@ -29,14 +28,14 @@ type CommandAudit struct {
 var _ engine.PostHook = (*CommandAudit)(nil)
 
 // NewCommandAudit returns the command judge.
-func NewCommandAudit(reg *engine.Registry, ws *engine.Workspace, intents Intents) *CommandAudit {
-	return &CommandAudit{reg: reg, ws: ws, intents: intents, ig: &ignoreCache{ws: ws}}
+func NewCommandAudit(ws *engine.Workspace, intents Intents) *CommandAudit {
+	return &CommandAudit{ws: ws, intents: intents, ig: &ignoreCache{ws: ws}}
 }
 
 // Post judges the changes of a command-group call (or of a tool the registry
 // does not know).
 func (a *CommandAudit) Post(ctx context.Context, c *engine.Call, r *engine.Result) error {
-	spec, known := a.reg.Lookup(c.Tool)
+	spec, known := c.Spec()
 	if known && spec.Group != engine.GroupCommand || len(r.Changes) == 0 {
 		return nil
 	}

@@ -20,9 +20,9 @@ const SelectTool = "select_active_intent"
 // intent that is declared and IN_PROGRESS. Tools the registry does not know
 // count as mutating. For every call it fills in c.Intent when the session has
 // one, so later hooks and the ledger know it.
-func Gatekeeper(reg *engine.Registry, intents Intents, sessions *orchestration.SessionStore) engine.PreHook {
+func Gatekeeper(intents Intents, sessions *orchestration.SessionStore) engine.PreHook {
 	return engine.PreFunc(func(ctx context.Context, c *engine.Call) error {
-		mutating := reg.MutatingCall(c)
+		mutating := c.Mutating()
 		if c.Tool == SelectTool {
 			return nil
 		}

@@ -19,17 +19,16 @@ import (
 // post-hook records what the session has now seen: the files it read whole
 // and the content it wrote.
 type HashLock struct {
-	reg      *engine.Registry
 	sessions *orchestration.SessionStore
 }
 
 // NewHashLock returns the hash lock policy.
-func NewHashLock(reg *engine.Registry, sessions *orchestration.SessionStore) *HashLock {
-	return &HashLock{reg: reg, sessions: sessions}
+func NewHashLock(sessions *orchestration.SessionStore) *HashLock {
+	return &HashLock{sessions: sessions}
 }
 
 func (h *HashLock) Pre(ctx context.Context, c *engine.Call) error {
-	spec, known := h.reg.Lookup(c.Tool)
+	spec, known := c.Spec()
 	if !known || spec.Group != engine.GroupEdit {
 		return nil
 	}
@@ -102,7 +101,7 @@ func (h *HashLock) Post(ctx context.Context, c *engine.Call, r *engine.Result) e
 	}
 	// Only an edit tool's own writes count as seen: after a command the
 	// agent has not seen what the command wrote.
-	spec, _ := h.reg.Lookup(c.Tool)
+	spec, _ := c.Spec()
 	wrote := spec.Group == engine.GroupEdit
 	_, err := h.sessions.Update(c.Session, func(s *orchestration.Session) error {
 		if s.Reads == nil {

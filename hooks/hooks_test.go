@@ -73,12 +73,12 @@ func openEnv(t *testing.T, dir string) *env {
 	reg.Register(engine.Spec{Name: "read_file", Group: engine.GroupRead, Tool: tools.ReadFile()})
 	reg.Register(engine.Spec{Name: "write_to_file", Group: engine.GroupEdit, Tool: tools.WriteFile()})
 	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand, Tool: tools.ExecuteCommand(tools.CommandOptions{})})
-	hl := hooks.NewHashLock(reg, sessions)
+	hl := hooks.NewHashLock(sessions)
 	tr := hooks.NewTrace(hooks.TraceConfig{Ledger: ledger, Version: "test",
 		Then: []hooks.Recorder{hooks.NewIntentMap(store, e.orch)}})
 	e.eng = engine.New(reg)
-	e.eng.Use(hooks.Intact(e.orch), hooks.Gatekeeper(reg, store, sessions), hooks.Protected(reg, ws), hooks.Scope(reg, store), hl)
-	e.eng.After(hooks.NewCommandAudit(reg, ws, store), hl, tr)
+	e.eng.Use(hooks.Intact(e.orch), hooks.Gatekeeper(store, sessions), hooks.Protected(ws), hooks.Scope(store), hl)
+	e.eng.After(hooks.NewCommandAudit(ws, store), hl, tr)
 	e.eng.OnDenial(tr)
 	return e
 }

@@ -34,14 +34,13 @@ func isModeAlways(tool string) bool {
 // what the session tools decided: the mode switched to, the todo list, the
 // question for the user, the completion, the delegated task.
 type Modes struct {
-	reg      *engine.Registry
 	sessions *orchestration.SessionStore
 	modes    *orchestration.ModeStore
 }
 
 // NewModes returns the mode policy.
-func NewModes(reg *engine.Registry, sessions *orchestration.SessionStore, modes *orchestration.ModeStore) *Modes {
-	return &Modes{reg: reg, sessions: sessions, modes: modes}
+func NewModes(sessions *orchestration.SessionStore, modes *orchestration.ModeStore) *Modes {
+	return &Modes{sessions: sessions, modes: modes}
 }
 
 func (m *Modes) Pre(ctx context.Context, c *engine.Call) error {
@@ -68,7 +67,7 @@ func (m *Modes) Pre(ctx context.Context, c *engine.Call) error {
 			Message: fmt.Sprintf("this session is in mode %q, which is not defined", c.Mode),
 			Hint:    "call switch_mode with one of: " + strings.Join(set.Slugs(), ", ")}
 	}
-	spec, known := m.reg.Lookup(c.Tool)
+	spec, known := c.Spec()
 	if !known {
 		// A tool we do not know may do anything: only a mode that may edit
 		// any file and run commands lets it through.

@@ -65,9 +65,9 @@ func newModeEnv(t *testing.T, files map[string]string) *modeEnv {
 	reg.Register(engine.Spec{Name: "attempt_completion", Group: engine.GroupModes, Tool: tools.AttemptCompletion()})
 	reg.Register(engine.Spec{Name: "new_task", Group: engine.GroupModes, Tool: tools.NewTask(modes)})
 	reg = usage.Tools(reg)
-	mp := hooks.NewModes(reg, sessions, modes)
+	mp := hooks.NewModes(sessions, modes)
 	e := engine.New(reg)
-	e.Use(hooks.Gatekeeper(reg, store, sessions), mp, hooks.Protected(reg, ws), hooks.Scope(reg, store))
+	e.Use(hooks.Gatekeeper(store, sessions), mp, hooks.Protected(ws), hooks.Scope(store))
 	e.After(mp, usage)
 	e.OnDenial(usage)
 	return &modeEnv{t: t, dir: dir, eng: e, ws: ws, sessions: sessions}

@@ -122,7 +122,7 @@ func TestPathArgScope(t *testing.T) {
 		return raw, "", true
 	}
 	eng := engine.New(reg)
-	eng.Use(hooks.Gatekeeper(reg, store, sessions), hooks.PathArgScope(reg, ws, store, argsOf))
+	eng.Use(hooks.Gatekeeper(store, sessions), hooks.PathArgScope(reg, ws, store, argsOf))
 	call := func(session string, args string) error {
 		_, err := eng.Dispatch(context.Background(), &engine.Call{ID: "c", Session: session, Tool: "ext", Args: json.RawMessage(args), WS: ws})
 		return err

@@ -13,10 +13,10 @@ import (
 // matched by .intentignore, under every intent, and any change whose path
 // cannot be canonicalized inside the workspace. Reading tools resolve their
 // own path (a file or a directory) through the same canonicalizer.
-func Protected(reg *engine.Registry, ws *engine.Workspace) engine.PreHook {
+func Protected(ws *engine.Workspace) engine.PreHook {
 	ig := &ignoreCache{ws: ws}
 	return engine.PreFunc(func(ctx context.Context, c *engine.Call) error {
-		if !isMutating(reg, c.Tool) {
+		if !isMutating(c) {
 			return nil
 		}
 		rel, ok, err := c.Target()
@@ -41,9 +41,9 @@ func Protected(reg *engine.Registry, ws *engine.Workspace) engine.PreHook {
 	})
 }
 
-func isMutating(reg *engine.Registry, tool string) bool {
-	spec, ok := reg.Lookup(tool)
-	return !ok || spec.Mutating()
+func isMutating(c *engine.Call) bool {
+	spec, known := c.Spec()
+	return !known || spec.Mutating()
 }
 
 // ignoreCache reloads .intentignore when its size or mtime changes, so a long

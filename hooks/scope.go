@@ -12,9 +12,9 @@ import (
 // Scope refuses a mutating call whose canonical path lies outside the owned
 // scope of the session's intent. It runs after Gatekeeper, which has set
 // c.Intent. Any error while deciding refuses.
-func Scope(reg *engine.Registry, intents Intents) engine.PreHook {
+func Scope(intents Intents) engine.PreHook {
 	return engine.PreFunc(func(ctx context.Context, c *engine.Call) error {
-		if !isMutating(reg, c.Tool) {
+		if !isMutating(c) {
 			return nil
 		}
 		rel, ok, err := c.Target()

@@ -33,11 +33,10 @@ func intentMapBenchRecord(b *testing.B, n int) *Record {
 var intentMapBenchCache sync.Map // records -> *intentMapBenchFiles
 
 type intentMapBenchFiles struct {
-	once                 sync.Once
-	ledger, summary, md  []byte
-	err                  error
-	intents              []Intent
-	ledgerBytes, records int
+	once                sync.Once
+	ledger, summary, md []byte
+	err                 error
+	intents             []Intent
 }
 
 // intentMapBenchSetup builds, once per size, a ledger of n records and its

@@ -225,7 +225,7 @@ func Changes(dir string, before *StoredSnapshot) ([]engine.FileChange, error) {
 // "src/."), which Canonical refuses for a file path.
 func dirPath(cwd string) string {
 	for {
-		t := strings.TrimRight(cwd, `/`+string(filepath.Separator))
+		t := strings.TrimRightFunc(cwd, func(r rune) bool { return r == '/' || r == filepath.Separator })
 		t = strings.TrimSuffix(t, "/.")
 		t = strings.TrimSuffix(t, string(filepath.Separator)+".")
 		if t == cwd || t == "" {

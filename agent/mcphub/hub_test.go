@@ -123,7 +123,7 @@ func newEnv(t *testing.T) *env {
 	reg.Register(engine.Spec{Name: mcphub.AccessResourceName, Group: engine.GroupMCP, Tool: mcphub.AccessResource(e.hub, opts)})
 	tr := hooks.NewTrace(hooks.TraceConfig{Ledger: ledger, Version: "test"})
 	e.eng = engine.New(reg)
-	e.eng.Use(hooks.Gatekeeper(reg, store, sessions), hooks.Protected(reg, ws), hooks.Scope(reg, store),
+	e.eng.Use(hooks.Gatekeeper(store, sessions), hooks.Protected(ws), hooks.Scope(store),
 		hooks.PathArgScope(reg, ws, store, mcphub.ArgsOf(e.hub)))
 	e.eng.After(tr)
 	e.eng.OnDenial(tr)

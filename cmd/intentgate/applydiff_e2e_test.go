@@ -59,6 +59,7 @@ func applyDiffRangeHash(content string, start, end int) string {
 // Roo Code's strategy would, and the ledger record of each successful call
 // covers exactly the lines that call inserted or changed.
 func TestApplyDiffThroughDispatch(t *testing.T) {
+	t.Parallel()
 	app := "package app\n\nfunc A() int {\n\treturn 1\n}\n\nfunc B() int {\n\treturn 2\n}\n"
 	ws := e2eWorkspace(t, e2eIntents, map[string]string{
 		"src/app.go":  app,

@@ -56,15 +56,12 @@ func testMain(m *testing.M) int {
 	// tests' own, inherited by every binary they run.
 	os.Setenv(orchestration.AnchorDirEnv, filepath.Join(dir, "anchors"))
 	atkBin = filepath.Join(dir, "intentgate")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(goTool, "build", "-o", atkBin, ".")
+	cmd := exec.Command("go", "build", "-o", atkBin, ".")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building intentgate: %v\n%s", err, out)
 		return 1
 	}
+	prebuilt = atkBin
 	return m.Run()
 }
 
@@ -706,6 +703,7 @@ func atkChain(e *atkEnv, prefix string, n int, last string) {
 }
 
 func TestAttackPaths(t *testing.T) {
+	t.Parallel()
 	longName := strings.Repeat("n", 200)
 	deepRel := "src/" + strings.Repeat(longName+"/", 20) + "x.go" // about 4 KB: short enough, but the absolute path is past PATH_MAX
 	cases := []atkPathCase{
@@ -1030,6 +1028,7 @@ func (e *atkEnv) socket(rel string) {
 // level (the swap happens between two calls; the race inside one call is in
 // engine/workspace_race_test.go).
 func TestAttackBetweenCalls(t *testing.T) {
+	t.Parallel()
 	type step func(e *atkEnv)
 	cases := []struct {
 		name    string
@@ -1107,6 +1106,7 @@ func TestAttackBetweenCalls(t *testing.T) {
 // src/d/f.txt: item 10 at the dispatch level. Whatever each call answers,
 // nothing outside may change and the outside content may never be shown.
 func TestAttackRaceDispatch(t *testing.T) {
+	t.Parallel()
 	e := newAtkEnv(t, atkOpts{})
 	e.write("src/d/f.txt", "inside\n")
 	e.writeAbs(e.out+"/dir/f.txt", e.secret2+"\n")
@@ -1168,6 +1168,7 @@ func TestAttackRaceDispatch(t *testing.T) {
 // ---- 25: the intents cannot be loaded ----
 
 func TestAttackIntentsUnavailable(t *testing.T) {
+	t.Parallel()
 	mutating := func(t *testing.T, e *atkEnv, p *atkProc, want engine.Code) {
 		t.Helper()
 		wsBefore := e.wsTree()
@@ -1294,6 +1295,7 @@ type atkCmdCase struct {
 }
 
 func TestAttackCommands(t *testing.T) {
+	t.Parallel()
 	longName := strings.Repeat("n", 200)
 	cases := []atkCmdCase{
 		{name: "cmd/echo x > outside-scope-file", command: "echo x > docs/echo.md", violations: []string{"docs/echo.md"}},
@@ -1553,6 +1555,7 @@ func bookkeepingTarget(e *atkEnv) { e.writeAbs(e.out+"/target", "outside data, n
 // dispatch process (recording the violation) nor the next one may write
 // through the symlink.
 func TestAttackBookkeepingRedirect(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, command, reported string }{
 		{"ledger", "ln -sf {out}/target .orchestration/agent_trace.jsonl", ".orchestration/agent_trace.jsonl"},
 		{"intent map summary", "ln -sf {out}/target .orchestration/intent_map.json", ".orchestration/intent_map.json"},

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/intentgate/intentgate/internal/daemon"
 )
 
 // TestClaudeCodeEndToEnd runs the real Claude Code binary against a scripted
@@ -27,6 +29,7 @@ import (
 // INTENTGATE_E2E_CLAUDE=1. INTENTGATE_CLAUDE_BIN may name an installed claude
 // binary to use instead; INTENTGATE_SHARED the shared/ directory.
 func TestClaudeCodeEndToEnd(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("INTENTGATE_E2E_CLAUDE") != "1" {
 		t.Skip("set INTENTGATE_E2E_CLAUDE=1 to run Claude Code end to end (it installs @anthropic-ai/claude-code from npm)")
 	}
@@ -202,7 +205,7 @@ func claudeScenario(t *testing.T, bin, claude, fakellm string, daemon bool) {
 // startServeOn starts the daemon on the address install --daemon wrote.
 func startServeOn(t *testing.T, ws string) *serveProc {
 	t.Helper()
-	addr := daemonAddrFromSettings(ws)
+	addr := daemon.AddrFromSettings(ws)
 	if addr == "" {
 		t.Fatal("install --daemon wrote no http hook")
 	}

@@ -159,7 +159,6 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		if len(buf)+len(chunk) <= maxCallBytes {
 			buf = append(buf, chunk...)
 		} else {
-			buf = buf[:0]
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = r.ReadSlice('\n')
 			}
@@ -213,6 +212,9 @@ func dispatchLine(ctx context.Context, rt *gate.Runtime, o *dispatchOptions, n i
 	default:
 		if d, ok := engine.AsDenial(err); ok {
 			out.Denial = d
+			if d.NotRecorded != nil {
+				out.Warnings = append(out.Warnings, "the refusal was not recorded: "+d.NotRecorded.Error())
+			}
 		} else {
 			out.Error = err.Error()
 		}

@@ -19,9 +19,15 @@ var (
 	e2eErr  error
 )
 
+// prebuilt is the binary TestMain built, where it builds one.
+var prebuilt string
+
 // e2eBinary builds the intentgate binary once for the package's tests.
 func e2eBinary(t *testing.T) string {
 	t.Helper()
+	if prebuilt != "" {
+		return prebuilt // TestMain built it
+	}
 	e2eOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "intentgate-bin-")
 		if err != nil {
@@ -162,6 +168,7 @@ func (s *session) call(tool string, args map[string]any) result {
 // Two sessions read the same file and both write it: exactly one wins, the
 // other gets STALE_FILE, and the file holds the winner's content.
 func TestTwoSessionsOneWins(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, map[string]string{"src/shared.go": "package src\n"})
 	for round := 0; round < 15; round++ {
 		a := startDispatch(t, ws, fmt.Sprintf("a%d", round))
@@ -199,6 +206,7 @@ func TestTwoSessionsOneWins(t *testing.T) {
 }
 
 func TestDispatchProtocolErrors(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, map[string]string{"src/a.go": "package a\n"})
 	cmd := exec.Command(e2eBinary(t), "dispatch", "-w", ws)
 	cmd.Stdin = strings.NewReader(strings.Join([]string{
@@ -259,6 +267,7 @@ func TestDispatchProtocolErrors(t *testing.T) {
 }
 
 func TestInitNeverOverwrites(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mine := "active_intents: []\n# mine\n"
 	if err := os.MkdirAll(filepath.Join(dir, ".orchestration"), 0o755); err != nil {
@@ -298,6 +307,7 @@ func TestInitNeverOverwrites(t *testing.T) {
 }
 
 func TestIntentsCheckExitCodes(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, nil)
 	for _, tc := range []struct {
 		path string
@@ -324,6 +334,7 @@ func TestIntentsCheckExitCodes(t *testing.T) {
 }
 
 func TestDemoRuns(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(e2eBinary(t), "demo").CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)

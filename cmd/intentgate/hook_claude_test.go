@@ -64,6 +64,7 @@ func claudeContext(t *testing.T, out hookOut, event string) string {
 }
 
 func TestClaudeCodeCapturedSession(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "claude-code", map[string]string{"README.md": "line1\nalpha\nline3\n"})
 
 	d := claudeDeny(t, e.send("PreToolUse-Write", nil))
@@ -143,6 +144,7 @@ func TestClaudeCodeCapturedSession(t *testing.T) {
 }
 
 func TestClaudeCodeDeny(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "claude-code", map[string]string{"src/a.go": "package a\n"})
 	e.intentUse(claudeSession, "INT-001")
 	for _, tc := range []struct {
@@ -177,6 +179,7 @@ func TestClaudeCodeDeny(t *testing.T) {
 }
 
 func TestClaudeCodeStaleEdit(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "claude-code", map[string]string{"src/a.go": "v1\n", "src/b.go": "b\n"})
 	e.intentUse(claudeSession, "INT-001")
 	read := func(rel, shown string) {
@@ -220,6 +223,7 @@ func TestClaudeCodeStaleEdit(t *testing.T) {
 }
 
 func TestClaudeCodeBashInAndOutOfScope(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "claude-code", map[string]string{"README.md": "a\nb\nc\n"})
 	e.intentUse(claudeSession, "INT-001")
 	claudeAllowed(t, "PreToolUse-Bash", e.send("PreToolUse-Bash", nil))
@@ -250,6 +254,7 @@ func TestClaudeCodeBashInAndOutOfScope(t *testing.T) {
 }
 
 func TestClaudeCodeBashRevert(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "claude-code", map[string]string{
 		"docs/guide.md":              "keep\n",
 		".orchestration/config.yaml": "# how intentgate treats violations\non_violation: revert\n",
@@ -277,6 +282,7 @@ func TestClaudeCodeBashRevert(t *testing.T) {
 }
 
 func TestClaudeCodeMalformed(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "claude-code", nil)
 	for _, tc := range []struct {
 		name, input string
@@ -315,6 +321,7 @@ func TestClaudeCodeMalformed(t *testing.T) {
 }
 
 func TestClaudeCodeSessionStartAndPrompt(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "claude-code", nil)
 	ctx := claudeContext(t, e.send("SessionStart", nil), "SessionStart")
 	for _, want := range []string{"INTENT PROTOCOL", "STALE_FILE", "- INT-001 [IN_PROGRESS] app; owned_scope: src/**, README.md",
@@ -348,6 +355,7 @@ func TestClaudeCodeSessionStartAndPrompt(t *testing.T) {
 }
 
 func TestClaudeCodeSelectThroughMCP(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "claude-code", nil)
 	mcp := func(tool string, input map[string]any) hookOut {
 		return e.send("PreToolUse-Write", map[string]any{"tool_name": tool, "tool_input": input})
@@ -386,6 +394,7 @@ func TestClaudeCodeSelectThroughMCP(t *testing.T) {
 }
 
 func TestIntentUse(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "claude-code", nil)
 	out := e.intentUse("s-1", "INT-001")
 	if !strings.Contains(out, "session s-1: active intent INT-001") || !strings.Contains(out, "<intent_context>") {
@@ -412,6 +421,7 @@ func TestIntentUse(t *testing.T) {
 // A global install's hook stays silent in a workspace intentgate does not
 // govern; a project's own hook fails closed there.
 func TestHookOnlyGoverned(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
 		t.Skipf("git init: %v %s", err, out)

@@ -48,6 +48,7 @@ func clineDenial(t *testing.T, out hookOut) denialOut {
 }
 
 func TestClineContract(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "cline", nil)
 
 	if a := clineGo(t, "TaskStart", e.send("TaskStart", nil)); !strings.Contains(a.ContextModification, "INTENT PROTOCOL") {

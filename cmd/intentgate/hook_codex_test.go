@@ -58,6 +58,7 @@ func codexSchemaCheck(t *testing.T, event, stdout string) error {
 
 // The schemas hold what Codex refuses, so a pass above means something.
 func TestCodexSchemasRefuse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ event, stdout string }{
 		{"PreToolUse", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}`},
 		{"PreToolUse", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`},
@@ -85,6 +86,7 @@ func codexDenial(t *testing.T, out hookOut) denialOut {
 }
 
 func TestCodexContract(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "codex", map[string]string{"README.md": "readme\n"})
 
 	m := codexValid(t, "SessionStart", e.send("SessionStart", nil))

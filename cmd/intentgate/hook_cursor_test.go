@@ -50,6 +50,7 @@ func cursorDenial(t *testing.T, out hookOut) denialOut {
 }
 
 func TestCursorContract(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "cursor", map[string]string{"src/app.txt": "one\ntwo\n"})
 
 	if a := cursorDecode(t, e.send("sessionStart", nil)); !strings.Contains(a.AdditionalContext, "INTENT PROTOCOL") {

@@ -52,6 +52,7 @@ func geminiDenial(t *testing.T, out hookOut) denialOut {
 }
 
 func TestGeminiContract(t *testing.T) {
+	t.Parallel()
 	e := newHookEnv(t, "gemini", nil)
 
 	a := geminiDecode(t, e.send("SessionStart", nil))

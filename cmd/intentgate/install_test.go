@@ -151,6 +151,7 @@ const userClaudeSettings = `{
 `
 
 func TestInstallClaudeCodeMergesAndUninstallRestores(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	files := map[string]string{
 		".claude/settings.json": userClaudeSettings,
@@ -231,6 +232,7 @@ func TestInstallClaudeCodeMergesAndUninstallRestores(t *testing.T) {
 }
 
 func TestInstallFreshAndUninstallRemovesAll(t *testing.T) {
+	t.Parallel()
 	for _, agent := range installAgents {
 		t.Run(agent, func(t *testing.T) {
 			ws := t.TempDir()
@@ -271,6 +273,7 @@ args = ["--stdio"]
 model_reasoning_effort = "low"`
 
 func TestInstallCodexTOML(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	os.MkdirAll(filepath.Join(ws, ".codex"), 0o755)
 	cfg := filepath.Join(ws, ".codex", "config.toml")
@@ -317,6 +320,7 @@ func TestInstallCodexTOML(t *testing.T) {
 }
 
 func TestInstallGeminiKeepsSettings(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	settings := "{\n\t\"theme\": \"GitHub\",\n\t\"mcpServers\": {\n\t\t\"intentgate\": {\n\t\t\t\"command\": \"/opt/bin/intentgate\",\n\t\t\t\"args\": [\"mcp\"]\n\t\t}\n\t}\n}"
 	os.MkdirAll(filepath.Join(ws, ".gemini"), 0o755)
@@ -353,6 +357,7 @@ func TestInstallGeminiKeepsSettings(t *testing.T) {
 }
 
 func TestInstallClineScripts(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("Cline's hook scripts are shell scripts")
 	}
@@ -378,6 +383,7 @@ func TestInstallClineScripts(t *testing.T) {
 }
 
 func TestInstallGlobal(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	os.WriteFile(filepath.Join(home, ".claude.json"), []byte("{\n  \"numStartups\": 3,\n  \"projects\": {}\n}\n"), 0o644)
 	original := tree(t, home)
@@ -401,6 +407,7 @@ func TestInstallGlobal(t *testing.T) {
 // The hook command install writes is one the agent can run: here through
 // the shell, as Claude Code runs it, against a governed workspace.
 func TestInstalledHookRuns(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("runs the command through sh")
 	}

@@ -86,6 +86,7 @@ func schema(t *testing.T) *jsonschema.Schema {
 // each line to the one before, and whose latest ranges per file can be
 // recomputed from the file on disk.
 func TestLedgerRecordsAreRecomputable(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, map[string]string{
 		"src/crlf.txt": "one\r\ntwo\r\nthree\r\n",
 		"src/keep.go":  "package keep\n\nfunc A() {}\n\nfunc B() {}\n",

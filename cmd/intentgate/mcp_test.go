@@ -75,6 +75,7 @@ func mcpCall(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]a
 }
 
 func TestMCPGoClient(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, mcpIntents, map[string]string{"src/keep.txt": "keep\n"})
 	m := mcpServe(t, ws)
 	cs := mcpConnect(t, m, "go-client")
@@ -165,6 +166,7 @@ func canonical(t *testing.T, v any) string {
 // TestMCPGoClientBinary runs the built server over stdio: nothing but MCP on
 // stdout (the client would fail on anything else), logs on stderr.
 func TestMCPGoClientBinary(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, mcpIntents, nil)
 	cmd := exec.Command(e2eBinary(t), "mcp", "--workspace", ws, "--verbose")
 	var stderr bytes.Buffer
@@ -197,6 +199,7 @@ func TestMCPGoClientBinary(t *testing.T) {
 // TestMCPUngoverned: started outside any governed workspace (a user-wide
 // registration does that), the server refuses every call and creates nothing.
 func TestMCPUngoverned(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := exec.Command(e2eBinary(t), "mcp")
 	cmd.Dir = dir
@@ -221,6 +224,7 @@ func TestMCPUngoverned(t *testing.T) {
 // request still gets its answer (the SDK alone would drop them,
 // modelcontextprotocol/go-sdk#1061).
 func TestMCPOneShotPipe(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, mcpIntents, nil)
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"0"}}}`,
@@ -269,6 +273,7 @@ func TestMCPOneShotPipe(t *testing.T) {
 // TypeScript SDK's client, against the built server. It needs node and the
 // client's node_modules (`npm ci` in testdata/mcp-client, which .ci/run does).
 func TestMCPTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "mcp-client")
 	node, err := exec.LookPath("node")
 	if err == nil {

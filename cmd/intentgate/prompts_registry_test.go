@@ -82,6 +82,7 @@ func promptDispatch(g *gate.Runtime, session, tool string, args map[string]any) 
 // the same: the same names, the same groups, and for each tool the schema's
 // "required" is exactly what the tool itself refuses to run without.
 func TestPromptsMatchRegistry(t *testing.T) {
+	t.Parallel()
 	g := promptWorkspace(t)
 	reg := g.Registry()
 	tools := prompts.Tools()
@@ -181,6 +182,7 @@ func promptPrepare(t *testing.T, g *gate.Runtime, session string) {
 // The prompt command prints what prompts renders, with the workspace's root
 // and intents filled in.
 func TestPromptCommand(t *testing.T) {
+	t.Parallel()
 	g := promptWorkspace(t)
 	dir := g.Root()
 	run := func(o promptOptions) (string, string, error) {
@@ -238,6 +240,7 @@ func TestPromptCommand(t *testing.T) {
 // rendered without a workspace; it must grant what the engine's mode policy
 // grants.
 func TestPromptModesMatchOrchestration(t *testing.T) {
+	t.Parallel()
 	want := map[string][]string{}
 	for _, m := range orchestration.BuiltinModes().Modes {
 		var gs []string

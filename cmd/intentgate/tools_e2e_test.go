@@ -99,6 +99,7 @@ func toolsLedger(t *testing.T, ws, tool string) []toolsRecord {
 // intentgate dispatch drives every tool, and the ledger ranges after
 // insert_content and search_and_replace are exactly the lines that changed.
 func TestDispatchDrivesEveryTool(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, map[string]string{
 		".gitignore":     "*.log\n",
 		"src/app.go":     "package src\n\n// App runs.\nfunc App() {\n\tprintln(\"one\")\n\tprintln(\"two\")\n}\n",
@@ -232,6 +233,7 @@ func TestDispatchDrivesEveryTool(t *testing.T) {
 // edits Markdown in scope and refuses a .go file with TOOL_NOT_ALLOWED naming
 // the mode and the pattern.
 func TestArchitectModeRefusesGoEdit(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, map[string]string{"src/main.go": "package main\n"})
 	a := startDispatch(t, ws, "arch")
 	toolsOK(t, a, "select_active_intent", map[string]any{"intent_id": "INT-001"})
@@ -269,6 +271,7 @@ func TestArchitectModeRefusesGoEdit(t *testing.T) {
 
 // A missing required parameter is refused with MISSING_PARAMETER naming it.
 func TestMissingParametersNamed(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, map[string]string{"src/a.txt": "a\n"})
 	s := startDispatch(t, ws, "params")
 	toolsOK(t, s, "select_active_intent", map[string]any{"intent_id": "INT-001"})
@@ -302,6 +305,7 @@ func TestMissingParametersNamed(t *testing.T) {
 }
 
 func TestSessionShowUnknown(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, nil)
 	var out strings.Builder
 	err := runSessionShow(&sessionShowOptions{workspace: ws, id: "nobody"}, &out)

@@ -56,6 +56,7 @@ func runChromium(t *testing.T, bin string, args ...string) []byte {
 // intents with scope and status, the files they changed, the timeline with
 // changes and denials; no external resource. The screenshot is kept.
 func TestTraceReportInChromium(t *testing.T) {
+	t.Parallel()
 	bin := chromium(t)
 	ws := e2eWorkspace(t, e2eIntents, nil)
 	traceDispatch(t, ws, "s1", "vendor/model-one", selectCall,

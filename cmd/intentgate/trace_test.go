@@ -111,6 +111,7 @@ func traceBlame(t *testing.T, ws, path string) blameJSON {
 // their writer), a person edits a line by hand (it is unattributed), and the
 // lines around it keep theirs.
 func TestTraceBlameThroughDispatch(t *testing.T) {
+	t.Parallel()
 	a, b, c, d := fnBlock("alpha"), fnBlock("beta"), fnBlock("gamma"), fnBlock("delta")
 	ws := e2eWorkspace(t, e2eIntents, nil)
 	traceDispatch(t, ws, "s1", "vendor/model-one", selectCall, writeCall("src/app.go", "package app\n\n"+a+b+c))
@@ -172,6 +173,7 @@ func TestTraceBlameThroughDispatch(t *testing.T) {
 
 // verify, seal, log, show, stats, export and import through the binary.
 func TestTraceCommands(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, nil)
 	traceDispatch(t, ws, "s1", "vendor/model-one", selectCall,
 		writeCall("src/a.go", "package a\n\nvar A = 1\n"),
@@ -290,6 +292,7 @@ func TestTraceCommands(t *testing.T) {
 }
 
 func TestInitIgnoresIndex(t *testing.T) {
+	t.Parallel()
 	found := false
 	for _, l := range gitignoreLines {
 		found = found || l == ".orchestration/index/"
@@ -300,6 +303,7 @@ func TestInitIgnoresIndex(t *testing.T) {
 }
 
 func TestTraceFlagParsers(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		in   string
@@ -331,6 +335,7 @@ func TestTraceFlagParsers(t *testing.T) {
 }
 
 func TestTraceVerifyProgressAndBadImport(t *testing.T) {
+	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, nil)
 	traceDispatch(t, ws, "s1", "m/one", selectCall, writeCall("src/a.go", "package a\n"))
 	cmd := exec.Command(e2eBinary(t), "trace", "verify", "-w", ws, "--progress")

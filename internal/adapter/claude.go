@@ -146,6 +146,7 @@ func claudeOps(tool string, input, resp json.RawMessage, post bool) ([]Op, error
 	case "Bash":
 		cmd, ok, err := str(m, "command")
 		if err != nil || !ok {
+			//lint:ignore ST1005 Bash is the tool's name
 			return nil, fmt.Errorf(`Bash: the input has no "command" string`)
 		}
 		return []Op{{Kind: OpCommand, Command: cmd}}, nil

@@ -352,6 +352,9 @@ func asDenial(err error, tool string) *engine.Denial {
 func (h *hookRun) pre(ctx context.Context) Reply {
 	for i, op := range h.ev.Ops {
 		if d := h.preOp(ctx, i, op); d != nil {
+			if d.NotRecorded != nil {
+				h.warnf("the refusal was not recorded: %v", d.NotRecorded)
+			}
 			return denyReply(agentDenial(h.ev.Agent, d))
 		}
 	}

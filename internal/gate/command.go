@@ -66,28 +66,36 @@ func (rt *Runtime) settle(_ context.Context, c *engine.Call, before *tools.Store
 	}
 	cfg, cfgErr := rt.stores.Config.Load()
 	revert := cfg.OnViolation == orchestration.ViolationRevert
-	var restored map[string]error
-	if revert {
-		restored = restore(rt.ws.Dir, before, bad)
+	// The files that govern the agent are restored whatever on_violation
+	// says: a command must not change its own rules.
+	var undo []engine.FileChange
+	for _, ch := range bad {
+		if revert || orchestration.IsGoverned(ch.Path) {
+			undo = append(undo, ch)
+		}
 	}
+	restored := restore(rt.ws.Dir, before, undo)
 	var b strings.Builder
 	fmt.Fprintf(&b, "SCOPE_VIOLATION: the command changed %d file(s) it was not allowed to change; intentgate recorded this in the ledger as a violation:\n", len(bad))
 	var errs []error
 	for _, ch := range bad {
 		note := ""
-		if revert {
-			if err := restored[ch.Path]; err != nil {
-				note = " (NOT restored: " + err.Error() + ")"
-				errs = append(errs, fmt.Errorf("cannot restore %s: %w", ch.Path, err))
-			} else {
-				note = " (restored)"
-			}
+		if err, tried := restored[ch.Path]; tried && err != nil {
+			note = " (NOT restored: " + err.Error() + ")"
+			errs = append(errs, fmt.Errorf("cannot restore %s: %w", ch.Path, err))
+		} else if tried {
+			note = " (restored)"
 		}
 		fmt.Fprintf(&b, "  %s: %s%s\n", ch.Path, ch.Reason, note)
 	}
-	if revert {
+	switch {
+	case revert:
 		b.WriteString("intentgate restored these files to their state before the command (on_violation: revert). Do not make these changes again; if they are needed, ask for the intent's scope to be widened.")
-	} else {
+	case len(undo) > 0 && len(undo) == len(bad):
+		b.WriteString("intentgate restored these governance files to their state before the command. Do not change them; ask a person to.")
+	case len(undo) > 0:
+		b.WriteString("intentgate restored the governance files to their state before the command. Undo the other changes, or ask for the intent's scope to be widened.")
+	default:
 		b.WriteString("Undo these changes, or ask for the intent's scope to be widened.")
 	}
 	if cfgErr != nil {

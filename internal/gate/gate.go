@@ -88,9 +88,9 @@ func Open(root string, opts Options) (*Runtime, error) {
 	rt.mcp = mcphub.New(mcphub.Options{Workspace: ws.Dir, GlobalConfig: mcphub.DefaultGlobalConfig(), Version: opts.Version})
 	usage := hooks.NewUsage(st.Sessions)
 	reg := usage.Tools(rt.registry())
-	hl := hooks.NewHashLock(reg, st.Sessions)
-	modes := hooks.NewModes(reg, st.Sessions, st.Modes)
-	rt.audit = hooks.NewCommandAudit(reg, ws, rt.intents)
+	hl := hooks.NewHashLock(st.Sessions)
+	modes := hooks.NewModes(st.Sessions, st.Modes)
+	rt.audit = hooks.NewCommandAudit(ws, rt.intents)
 	tr := hooks.NewTrace(hooks.TraceConfig{
 		Ledger: st.Ledger, Git: rt.git, Version: opts.Version,
 		Then: []hooks.Recorder{
@@ -103,10 +103,10 @@ func Open(root string, opts Options) (*Runtime, error) {
 	e := engine.New(reg)
 	e.Use(
 		hooks.Intact(rt.orch),
-		hooks.Gatekeeper(reg, rt.intents, st.Sessions),
+		hooks.Gatekeeper(rt.intents, st.Sessions),
 		modes,
-		hooks.Protected(reg, ws),
-		hooks.Scope(reg, rt.intents),
+		hooks.Protected(ws),
+		hooks.Scope(rt.intents),
 		hooks.PathArgScope(reg, ws, rt.intents, mcphub.ArgsOf(rt.mcp)),
 		hl,
 	)

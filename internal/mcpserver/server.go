@@ -194,13 +194,19 @@ func (m *toolServer) result(c *engine.Call, res *engine.Result, err error) *mcp.
 	case err == nil, errors.As(err, &pe):
 	default:
 		text := err.Error()
+		var warn []mcp.Content
 		if d, ok := engine.AsDenial(err); ok {
 			text = string(d.JSON())
 			m.log.Info("denied", "session", c.Session, "call", c.ID, "tool", c.Tool, "code", d.Code)
+			if d.NotRecorded != nil {
+				msg := "the refusal was not recorded: " + d.NotRecorded.Error()
+				m.log.Warn(msg, "session", c.Session, "call", c.ID, "tool", c.Tool)
+				warn = append(warn, &mcp.TextContent{Text: "warning: " + msg})
+			}
 		} else {
 			m.log.Info("failed", "session", c.Session, "call", c.ID, "tool", c.Tool, "error", text)
 		}
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+		return &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, warn...)}
 	}
 	m.log.Info("ok", "session", c.Session, "call", c.ID, "tool", c.Tool, "intent", c.Intent)
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Output}}}

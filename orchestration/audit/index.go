@@ -610,20 +610,6 @@ func (s *segment) postings(key string) ([]int, error) {
 	return out, nil
 }
 
-// keysWithPrefix lists the keys starting with prefix.
-func (s *segment) keysWithPrefix(prefix string) []string {
-	i := sort.Search(s.nKeys, func(i int) bool { return s.key(i) >= prefix })
-	var out []string
-	for ; i < s.nKeys; i++ {
-		k := s.key(i)
-		if !strings.HasPrefix(k, prefix) {
-			break
-		}
-		out = append(out, k)
-	}
-	return out
-}
-
 // entry is one line's row of the line table.
 type entry struct {
 	Off   int64
@@ -723,22 +709,6 @@ func (ix *Index) postings(key string) ([]int, error) {
 		out = append(out, p...)
 	}
 	return out, nil
-}
-
-// keysWithPrefix lists the distinct keys with prefix across segments.
-func (ix *Index) keysWithPrefix(prefix string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range ix.segs {
-		for _, k := range s.keysWithPrefix(prefix) {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (ix *Index) segmentOf(line int) *segment {
