@@ -99,8 +99,11 @@ func WriteFile() engine.Tool {
 		if err != nil {
 			return nil, err
 		}
-		ch, err := c.WS.Edit(c, rel, func([]byte, bool) ([]byte, error) {
-			return []byte(content), nil
+		var notes []string
+		ch, err := c.WS.Edit(c, rel, func(before []byte, existed bool) ([]byte, error) {
+			var clean string
+			clean, notes = CleanWriteContent(content, existed && bytes.HasSuffix(before, []byte("\n")))
+			return []byte(clean), nil
 		})
 		if err != nil {
 			if _, denied := engine.AsDenial(err); denied {
@@ -112,8 +115,12 @@ func WriteFile() engine.Tool {
 		if ch.Existed {
 			verb = "saved to"
 		}
+		out := fmt.Sprintf("The content was successfully %s %s.", verb, rel)
+		for _, n := range notes {
+			out += "\n" + n
+		}
 		return &engine.Result{
-			Output:  fmt.Sprintf("The content was successfully %s %s.", verb, rel),
+			Output:  out,
 			Changes: []engine.FileChange{ch},
 		}, nil
 	})
