@@ -128,7 +128,9 @@ func TestSchemas(t *testing.T) {
 			if !slices.Equal(tool.Required, d.Required) {
 				t.Errorf("Required = %v, schema required = %v", tool.Required, d.Required)
 			}
-			if len(tool.Required) == 0 {
+			// read_file takes path, files or args: one of them, so none is
+			// required by the schema and the tool itself says which is missing.
+			if len(tool.Required) == 0 && tool.Name != "read_file" {
 				t.Error("no required parameter")
 			}
 			checkObject(t, tool.Name, tool.Schema)

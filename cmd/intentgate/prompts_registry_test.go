@@ -148,6 +148,12 @@ func TestPromptsMatchRegistry(t *testing.T) {
 				}
 			}
 
+			// read_file takes one of path, files and args, so its schema
+			// requires none (providers refuse a top-level anyOf); path alone
+			// must be enough.
+			if tool.Name == "read_file" && len(required) == 0 {
+				required["path"] = sample["path"]
+			}
 			// Nothing else is demanded: with the required parameters alone,
 			// no parameter is reported missing.
 			session := "prompts-" + tool.Name + "-required-only"
