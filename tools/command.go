@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -18,7 +19,11 @@ import (
 // CommandOptions bound execute_command.
 type CommandOptions struct {
 	Timeout   time.Duration // default 2 minutes
-	OutputCap int           // bytes of output kept; default 64 KiB
+	OutputCap int           // bytes of output kept before compression; default 1 MiB
+	// LineLimit and CharLimit bound the output the model reads, after
+	// compression (Roo Code's terminal settings); 500 lines and 50,000
+	// characters when 0.
+	LineLimit, CharLimit int
 }
 
 // ExecuteCommand is execute_command(command, cwd?). A command line cannot be
@@ -30,7 +35,13 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 		opts.Timeout = 2 * time.Minute
 	}
 	if opts.OutputCap <= 0 {
-		opts.OutputCap = 64 << 10
+		opts.OutputCap = 1 << 20
+	}
+	if opts.LineLimit <= 0 {
+		opts.LineLimit = DefaultTerminalLineLimit
+	}
+	if opts.CharLimit <= 0 {
+		opts.CharLimit = DefaultTerminalCharLimit
 	}
 	return engine.ToolFunc(func(ctx context.Context, c *engine.Call) (*engine.Result, error) {
 		command, err := c.Require("command")
@@ -66,7 +77,8 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 		if err != nil {
 			return nil, fmt.Errorf("snapshot before the command: %w", err)
 		}
-		out, code, runErr := run(ctx, dir, command, timeout, opts.OutputCap)
+		live := newCommandStream(ctx, c.ID, opts.LineLimit, opts.CharLimit)
+		out, code, runErr := run(withLive(ctx, live), dir, command, timeout, opts.OutputCap)
 		after, err := TakeSnapshot(c.WS.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot after the command: %w", err)
@@ -94,21 +106,7 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 				Reason: "cannot be inspected after the command: " + u.Why})
 		}
 		var b strings.Builder
-		switch {
-		case errors.Is(runErr, context.DeadlineExceeded):
-			fmt.Fprintf(&b, "Command timed out after %s and was stopped.\n", timeout)
-		case runErr != nil:
-			fmt.Fprintf(&b, "Command could not run: %v\n", runErr)
-		default:
-			fmt.Fprintf(&b, "Command exited with code %d.\n", code)
-		}
-		if out != "" {
-			b.WriteString("Output:\n")
-			b.WriteString(out)
-			if !strings.HasSuffix(out, "\n") {
-				b.WriteByte('\n')
-			}
-		}
+		b.WriteString(commandResultText(dir, out, code, runErr, timeout, opts.LineLimit, opts.CharLimit))
 		if len(r.Changes) > 0 {
 			b.WriteString("Files changed:\n")
 			for _, ch := range r.Changes {
@@ -149,9 +147,15 @@ func run(ctx context.Context, dir, command string, timeout time.Duration, limit 
 	cmd := shell(ctx, command)
 	cmd.Dir = dir
 	buf := &capBuffer{limit: limit}
-	cmd.Stdout, cmd.Stderr = buf, buf
+	live := liveStream(ctx)
+	out := io.MultiWriter(buf, live)
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		live.start(cmd.Process.Pid, command)
+		err = cmd.Wait()
+	}
 	// A process the command left running in the background could change
 	// the workspace after the snapshot that judges the command: end the
 	// command's whole process group with it.
@@ -160,15 +164,32 @@ func run(ctx context.Context, dir, command string, timeout time.Duration, limit 
 	if cmd.ProcessState != nil {
 		code = cmd.ProcessState.ExitCode()
 	}
-	if ctx.Err() != nil {
-		return buf.String(), code, context.DeadlineExceeded
+	if err := ctx.Err(); err != nil {
+		live.end(nil, errors.Is(err, context.DeadlineExceeded))
+		if errors.Is(err, context.DeadlineExceeded) {
+			return buf.String(), code, errCommandTimeout
+		}
+		return buf.String(), code, err
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		err = nil
+		if sig, ok := exitSignal(ee.ProcessState); ok {
+			err = sig
+		}
+	}
+	if cmd.ProcessState != nil {
+		var exit *int
+		if err == nil {
+			exit = &code
+		}
+		live.end(exit, false)
 	}
 	return buf.String(), code, err
 }
+
+// errCommandTimeout is a command stopped at its time limit (or cancelled).
+var errCommandTimeout = context.DeadlineExceeded
 
 // capBuffer keeps the first and last limit/2 bytes of what is written.
 type capBuffer struct {
