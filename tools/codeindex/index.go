@@ -383,7 +383,7 @@ func (x *Index) Watch(ctx context.Context, onError func(error)) error {
 				rel = filepath.ToSlash(rel)
 				if ev.Has(fsnotify.Create) {
 					if fi, err := x.root.Lstat(filepath.FromSlash(rel)); err == nil && fi.IsDir() {
-						if !x.pathSkipped(rel+"/x") {
+						if !x.pathSkipped(rel + "/x") {
 							x.watchTree(w, rel)
 							for _, p := range x.filesUnder(rel) {
 								pending[p] = true
