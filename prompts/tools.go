@@ -59,6 +59,7 @@ var catalog = []struct{ name, group string }{
 	{"list_files", "read"},
 	{"search_files", "read"},
 	{"list_code_definition_names", "read"},
+	{"codebase_search", "read"},
 	{"write_to_file", "edit"},
 	{"apply_diff", "edit"},
 	{"insert_content", "edit"},
