@@ -26,7 +26,7 @@ type Tool struct {
 	Schema   json.RawMessage
 	Required []string
 	// Group is the tool's group as the engine's registry and the modes know
-	// it: read, edit, command or modes.
+	// it: read, edit, command, browser, mcp or modes.
 	Group string
 }
 
@@ -65,6 +65,7 @@ var catalog = []struct{ name, group string }{
 	{"insert_content", "edit"},
 	{"search_and_replace", "edit"},
 	{"execute_command", "command"},
+	{"browser_action", "browser"},
 	{"ask_followup_question", "modes"},
 	{"attempt_completion", "modes"},
 	{"switch_mode", "modes"},

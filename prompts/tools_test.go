@@ -135,7 +135,7 @@ func TestSchemas(t *testing.T) {
 			}
 			checkObject(t, tool.Name, tool.Schema)
 			switch tool.Group {
-			case "read", "edit", "command", "modes":
+			case "read", "edit", "command", "browser", "mcp", "modes":
 			default:
 				t.Errorf("Group = %q", tool.Group)
 			}
@@ -252,7 +252,7 @@ func TestForMode(t *testing.T) {
 		{"code", all},
 		{"debug", all},
 		{"architect", without("execute_command")},
-		{"ask", only(read, always)},
+		{"ask", only(read, []string{"browser_action"}, always)},
 		{"orchestrator", only(always)},
 		{"", all},             // no mode is the default mode
 		{"no-such-mode", all}, // as in Roo Code, an unknown slug gets the default's tools

@@ -29,6 +29,7 @@ var promptSampleArgs = map[string]map[string]any{
 	"insert_content":             {"path": "src/a.txt", "line": 1, "content": "zero"},
 	"search_and_replace":         {"path": "src/a.txt", "search": "three", "replace": "THREE", "use_regex": false, "ignore_case": false, "start_line": 1, "end_line": 3},
 	"execute_command":            {"command": "echo hello", "cwd": "src", "timeout": 30},
+	"browser_action":             {"action": "close"},
 	"ask_followup_question": {"question": "Which one?",
 		"follow_up": []map[string]any{{"text": "the first"}, {"text": "the second", "mode": "code"}}},
 	"attempt_completion": {"result": "done"},
