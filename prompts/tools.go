@@ -60,6 +60,7 @@ var catalog = []struct{ name, group string }{
 	{"search_files", "read"},
 	{"list_code_definition_names", "read"},
 	{"codebase_search", "read"},
+	{"fetch_instructions", "read"},
 	{"write_to_file", "edit"},
 	{"apply_diff", "edit"},
 	{"insert_content", "edit"},

@@ -230,7 +230,7 @@ func names(tools []Tool) []string {
 
 func TestForMode(t *testing.T) {
 	always := []string{"select_active_intent", "ask_followup_question", "attempt_completion", "switch_mode", "new_task", "update_todo_list"}
-	read := []string{"select_active_intent", "read_file", "list_files", "search_files", "list_code_definition_names", "codebase_search"}
+	read := []string{"select_active_intent", "read_file", "list_files", "search_files", "list_code_definition_names", "codebase_search", "fetch_instructions"}
 	all := names(Tools())
 	without := func(drop ...string) []string {
 		return slices.DeleteFunc(slices.Clone(all), func(n string) bool { return slices.Contains(drop, n) })

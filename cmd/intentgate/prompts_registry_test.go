@@ -24,6 +24,7 @@ var promptSampleArgs = map[string]map[string]any{
 	"search_files":               {"path": "src", "regex": "two", "file_pattern": "*.txt"},
 	"list_code_definition_names": {"path": "src/a.go"},
 	"codebase_search":            {"query": "function A", "path": "src"},
+	"fetch_instructions":         {"task": "create_mode"},
 	"write_to_file":              {"path": "src/new.txt", "content": "new\n"},
 	"apply_diff":                 {"path": "src/a.txt", "diff": "<<<<<<< SEARCH\ntwo\n=======\nTWO\n>>>>>>> REPLACE"},
 	"insert_content":             {"path": "src/a.txt", "line": 1, "content": "zero"},

@@ -18,6 +18,7 @@ func newRegistry(g *governed) *engine.Registry {
 	reg.Register(engine.Spec{Name: "list_files", Group: engine.GroupRead, Tool: tools.ListFiles(tools.ListOptions{})})
 	reg.Register(engine.Spec{Name: "search_files", Group: engine.GroupRead, Tool: tools.SearchFiles()})
 	reg.Register(engine.Spec{Name: "list_code_definition_names", Group: engine.GroupRead, Tool: tools.ListCodeDefinitionNames()})
+	reg.Register(engine.Spec{Name: "fetch_instructions", Group: engine.GroupRead, Tool: tools.FetchInstructions()})
 	reg.Register(engine.Spec{Name: "codebase_search", Group: engine.GroupRead, Tool: tools.CodebaseSearch(tools.CodebaseSearchOptions{})})
 	reg.Register(engine.Spec{Name: "write_to_file", Group: engine.GroupEdit, Tool: tools.WriteFile()})
 	reg.Register(engine.Spec{Name: "apply_diff", Group: engine.GroupEdit, Tool: tools.ApplyDiff()})
