@@ -13,7 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/intentgate/intentgate/engine/fsx"
+	"github.com/intentgate/intentgate/internal/fsx"
 )
 
 // Limits past which a path is refused rather than handed to the kernel:

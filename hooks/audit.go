@@ -12,60 +12,83 @@ import (
 // CommandAudit judges what a command changed, since a command line cannot be
 // judged before it runs: every change outside the intent's scope, to a
 // protected path, or through a symlink leaving the workspace is marked as a
-// violation (so the trace records it as one) and reported to the agent in the
-// result. Changes of edit tools were checked before they ran and pass as is.
-func CommandAudit(reg *engine.Registry, ws *engine.Workspace, intents Intents) engine.PostHook {
-	ig := &ignoreCache{ws: ws}
-	return engine.PostFunc(func(ctx context.Context, c *engine.Call, r *engine.Result) error {
-		spec, known := reg.Lookup(c.Tool)
-		if known && spec.Group != engine.GroupCommand || len(r.Changes) == 0 {
-			return nil
-		}
-		var in *orchestration.Intent
-		if set, err := intents.Current(); err == nil {
-			in, _ = set.Get(c.Intent)
-		}
-		m, igErr := ig.get()
-		var bad []string
-		for i := range r.Changes {
-			ch := &r.Changes[i]
-			why := ""
-			switch {
-			case ch.Uninspected:
-				why = ch.Reason
-			case orchestration.IsGoverned(ch.Path):
-				why = "a governance file"
-			case igErr != nil:
-				why = "cannot read .intentignore: " + igErr.Error()
-			case m.Match(ch.Path, false):
-				why = "matches .intentignore"
-			case in == nil:
-				why = "no active intent"
-			default:
-				owns, _, err := in.Owns(ch.Path)
-				if err != nil {
-					why = "cannot match the scope: " + err.Error()
-				} else if !owns {
-					why = fmt.Sprintf("outside the owned_scope of %s (%s)", in.ID, strings.Join(in.OwnedScope, ", "))
-				}
-			}
-			if why == "" && strings.HasPrefix(ch.Reason, "now a symbolic link") {
-				if _, err := ws.Canonical(ch.Path); err != nil {
-					why = "a symbolic link leading outside the workspace"
-				}
-			}
-			if why != "" {
-				ch.Violation = true
-				ch.Reason = why
-				bad = append(bad, fmt.Sprintf("  %s: %s", ch.Path, why))
-			}
-		}
-		if len(bad) > 0 {
-			r.Output += fmt.Sprintf("\nSCOPE_VIOLATION: the command changed %d file(s) it was not allowed to change; "+
-				"this was recorded in the ledger as a violation:\n%s\n"+
-				"Undo these changes, or ask for the intent's scope to be widened.\n",
-				len(bad), strings.Join(bad, "\n"))
-		}
+// violation, so the trace records it as one. Changes of edit tools were
+// checked before they ran and pass as is.
+//
+// The governed runtime calls Judge as soon as a command's changes are known
+// (to apply on_violation and tell the model); as a post-hook it judges
+// again whatever reaches Observe, so that no caller can record a command's
+// changes unjudged. Judging is idempotent and safe for concurrent use.
+type CommandAudit struct {
+	reg     *engine.Registry
+	ws      *engine.Workspace
+	intents Intents
+	ig      *ignoreCache
+}
+
+var _ engine.PostHook = (*CommandAudit)(nil)
+
+// NewCommandAudit returns the command judge.
+func NewCommandAudit(reg *engine.Registry, ws *engine.Workspace, intents Intents) *CommandAudit {
+	return &CommandAudit{reg: reg, ws: ws, intents: intents, ig: &ignoreCache{ws: ws}}
+}
+
+// Post judges the changes of a command-group call (or of a tool the registry
+// does not know).
+func (a *CommandAudit) Post(ctx context.Context, c *engine.Call, r *engine.Result) error {
+	spec, known := a.reg.Lookup(c.Tool)
+	if known && spec.Group != engine.GroupCommand || len(r.Changes) == 0 {
 		return nil
-	})
+	}
+	a.Judge(c, r.Changes)
+	return nil
+}
+
+// Judge marks every change the call's intent does not allow as a violation,
+// with the reason in its Reason, and returns how many it marked.
+func (a *CommandAudit) Judge(c *engine.Call, changes []engine.FileChange) int {
+	var in *orchestration.Intent
+	if set, err := a.intents.Current(); err == nil {
+		in, _ = set.Get(c.Intent)
+	}
+	m, igErr := a.ig.get()
+	bad := 0
+	for i := range changes {
+		ch := &changes[i]
+		if ch.Violation {
+			bad++
+			continue // judged already
+		}
+		why := ""
+		switch {
+		case ch.Uninspected:
+			why = ch.Reason
+		case orchestration.IsGoverned(ch.Path):
+			why = "a governance file"
+		case igErr != nil:
+			why = "cannot read .intentignore: " + igErr.Error()
+		case m.Match(ch.Path, false):
+			why = "matches .intentignore"
+		case in == nil:
+			why = "no active intent"
+		default:
+			owns, _, err := in.Owns(ch.Path)
+			if err != nil {
+				why = "cannot match the scope: " + err.Error()
+			} else if !owns {
+				why = fmt.Sprintf("outside the owned_scope of %s (%s)", in.ID, strings.Join(in.OwnedScope, ", "))
+			}
+		}
+		if why == "" && strings.HasPrefix(ch.Reason, "now a symbolic link") {
+			if _, err := a.ws.Canonical(ch.Path); err != nil {
+				why = "a symbolic link leading outside the workspace"
+			}
+		}
+		if why != "" {
+			ch.Violation = true
+			ch.Reason = why
+			bad++
+		}
+	}
+	return bad
 }

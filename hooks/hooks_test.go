@@ -78,7 +78,7 @@ func openEnv(t *testing.T, dir string) *env {
 		Then: []hooks.Recorder{hooks.NewIntentMap(store, e.orch)}})
 	e.eng = engine.New(reg)
 	e.eng.Use(hooks.Intact(e.orch), hooks.Gatekeeper(reg, store, sessions), hooks.Protected(reg, ws), hooks.Scope(reg, store), hl)
-	e.eng.After(hooks.CommandAudit(reg, ws, store), hl, tr)
+	e.eng.After(hooks.NewCommandAudit(reg, ws, store), hl, tr)
 	e.eng.OnDenial(tr)
 	return e
 }

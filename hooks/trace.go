@@ -47,6 +47,8 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 	if err != nil {
 		rev = ""
 	}
+	// A command's changes carry the command line that caused them.
+	command, _, _ := c.String("command")
 	// Every change gets its record: one that cannot be written must not
 	// keep the ones after it out of the ledger.
 	var errs []error
@@ -54,7 +56,7 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 		ranges, deleted := orchestration.ComputeRanges(ch.Before, ch.After)
 		m := orchestration.Meta{
 			Intent: c.Intent, Session: c.Session, CallID: c.ID, Tool: c.Tool,
-			DeletedLines: deleted,
+			Command: command, DeletedLines: deleted,
 		}
 		if ch.Existed && !ch.BeforeUnknown {
 			m.BeforeSHA256 = engine.Hash(ch.Before)
@@ -115,6 +117,7 @@ func reasonJSON(c *engine.Call, ch engine.FileChange) []byte {
 // Denied records a refusal.
 func (t *Trace) Denied(ctx context.Context, c *engine.Call, d *engine.Denial) error {
 	rev, _ := t.cfg.Git.Head()
+	command, _, _ := c.String("command")
 	path := d.Path
 	if path == "" {
 		path, _, _ = c.Target()
@@ -123,7 +126,7 @@ func (t *Trace) Denied(ctx context.Context, c *engine.Call, d *engine.Denial) er
 		Revision: rev, ToolVersion: t.cfg.Version, Model: c.Agent.Model, AgentName: c.Agent.Name,
 		Path: path,
 		Meta: orchestration.Meta{Intent: c.Intent, Session: c.Session, CallID: c.ID, Tool: c.Tool,
-			Decision: orchestration.DecisionDeny, Denial: d.JSON()},
+			Command: command, Decision: orchestration.DecisionDeny, Denial: d.JSON()},
 	})
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/intentgate/intentgate/engine/fsx"
+	"github.com/intentgate/intentgate/internal/fsx"
 )
 
 // File names of the intent map in .orchestration/. The summary and the lock

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/intentgate/intentgate/engine/fsx"
+	"github.com/intentgate/intentgate/internal/fsx"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/text/unicode/norm"
 )

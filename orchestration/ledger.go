@@ -16,7 +16,7 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
-	"github.com/intentgate/intentgate/engine/fsx"
+	"github.com/intentgate/intentgate/internal/fsx"
 )
 
 // LedgerName is the ledger's file name in .orchestration/.

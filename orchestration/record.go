@@ -110,8 +110,9 @@ type Meta struct {
 	Intent       string `json:"intent"`
 	Session      string `json:"session"`
 	CallID       string `json:"call_id"`
-	Tool         string `json:"tool"`            // the tool the agent called, e.g. write_to_file
-	Agent        string `json:"agent,omitempty"` // e.g. claude-code
+	Tool         string `json:"tool"`              // the tool the agent called, e.g. write_to_file
+	Command      string `json:"command,omitempty"` // the shell command whose changes the record holds
+	Agent        string `json:"agent,omitempty"`   // e.g. claude-code
 	Mutation     string `json:"mutation"`
 	Decision     string `json:"decision"`
 	BeforeSHA256 string `json:"before_sha256,omitempty"` // lowercase hex of the file's bytes before

@@ -323,6 +323,10 @@ func (b *Browser) start(session string, allowed []string) (*browserSession, erro
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("disable-default-apps", true),
+		// One renderer process for every site: a navigation to another
+		// origin does not swap the page out from under the session.
+		chromedp.Flag("disable-site-isolation-trials", true),
+		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"),
 		chromedp.Flag("host-resolver-rules", rules),
 		chromedp.UserDataDir(dataDir),
 		chromedp.WindowSize(int(w), int(h)),
@@ -488,15 +492,27 @@ func (s *browserSession) do(ctx context.Context, action, arg string) (BrowserAct
 	s.settle(ctx)
 	var shot []byte
 	var loc string
-	if err := run(
-		chromedp.ActionFunc(func(ctx context.Context) error {
-			var err error
-			shot, err = page.CaptureScreenshot().WithFormat(page.CaptureScreenshotFormatPng).Do(ctx)
-			return err
-		}),
-		chromedp.Location(&loc),
-	); err != nil {
-		return BrowserActionResult{}, err
+	capture := func() error {
+		return run(
+			chromedp.ActionFunc(func(ctx context.Context) error {
+				var err error
+				shot, err = page.CaptureScreenshot().WithFormat(page.CaptureScreenshotFormatPng).Do(ctx)
+				return err
+			}),
+			chromedp.Location(&loc),
+		)
+	}
+	// A page in the middle of a navigation has no frame to capture for a
+	// moment: try again before giving up.
+	for try := 0; ; try++ {
+		err := capture()
+		if err == nil {
+			break
+		}
+		if try == 5 || ctx.Err() != nil {
+			return BrowserActionResult{}, err
+		}
+		time.Sleep(300 * time.Millisecond)
 	}
 	return BrowserActionResult{
 		Screenshot:           "data:image/png;base64," + base64.StdEncoding.EncodeToString(shot),

@@ -24,6 +24,12 @@ type CommandOptions struct {
 	// compression (Roo Code's terminal settings); 500 lines and 50,000
 	// characters when 0.
 	LineLimit, CharLimit int
+	// Settle is told of what the command changed, before the post-hooks
+	// see the result: the governed runtime judges the changes there, applies
+	// on_violation and adds what the model must be told to r.Output; an
+	// error is added to the output as a warning. Nil
+	// leaves the changes unjudged (they are still judged by the post-hooks).
+	Settle func(ctx context.Context, c *engine.Call, before *StoredSnapshot, r *engine.Result) error
 }
 
 // ExecuteCommand is execute_command(command, cwd?). A command line cannot be
@@ -37,92 +43,186 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 	if opts.OutputCap <= 0 {
 		opts.OutputCap = 1 << 20
 	}
-	if opts.LineLimit <= 0 {
-		opts.LineLimit = DefaultTerminalLineLimit
-	}
-	if opts.CharLimit <= 0 {
-		opts.CharLimit = DefaultTerminalCharLimit
-	}
 	return engine.ToolFunc(func(ctx context.Context, c *engine.Call) (*engine.Result, error) {
-		command, err := c.Require("command")
+		req, err := ParseCommand(c, opts.Timeout)
 		if err != nil {
 			return nil, err
 		}
-		if strings.TrimSpace(command) == "" {
-			return nil, &engine.Denial{Code: engine.InvalidArgument, Parameter: "command", Message: "the command is empty"}
-		}
-		dir := c.WS.Dir
-		if cwd, ok, err := c.String("cwd"); err != nil {
-			return nil, err
-		} else if cwd = dirPath(cwd); ok && cwd != "" && cwd != "." && cwd != c.WS.Dir {
-			rel, err := c.WS.Canonical(cwd)
-			if err != nil {
-				return nil, err
-			}
-			fi, err := c.WS.Stat(rel)
-			if err != nil || !fi.IsDir() {
-				return nil, &engine.Denial{Code: engine.InvalidArgument, Parameter: "cwd", Path: rel,
-					Message: rel + " is not a directory in the workspace"}
-			}
-			dir = c.WS.Abs(rel)
-		}
-		timeout := opts.Timeout
-		if s, ok, _ := c.String("timeout"); ok {
-			if secs, err := strconv.Atoi(s); err == nil && secs > 0 && time.Duration(secs)*time.Second < timeout {
-				timeout = time.Duration(secs) * time.Second
-			}
-		}
-
-		before, err := TakeSnapshot(c.WS.Dir)
+		before, err := Picture(c.WS.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot before the command: %w", err)
 		}
 		live := newCommandStream(ctx, c.ID, opts.LineLimit, opts.CharLimit)
-		out, code, runErr := run(withLive(ctx, live), dir, command, timeout, opts.OutputCap)
-		after, err := TakeSnapshot(c.WS.Dir)
+		out := RunCommand(withLive(ctx, live), req, opts.OutputCap)
+		out.LineLimit, out.CharLimit = opts.LineLimit, opts.CharLimit
+		changes, err := Changes(c.WS.Dir, before)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot after the command: %w", err)
 		}
-		r := &engine.Result{Data: map[string]any{"exit_code": code}}
-		for _, ch := range before.Diff(after) {
-			fc := engine.FileChange{Path: ch.Path, Before: ch.Before, After: ch.After,
-				Existed: ch.Existed, Deleted: ch.Deleted}
-			if !ch.Known {
-				fc.BeforeUnknown = true
-				fc.Reason = "old content unknown (file too large to snapshot)"
-			}
-			if ch.Link != "" {
-				fc.Reason = "now a symbolic link to " + ch.Link
-			}
-			if ch.Unreadable != "" {
-				fc.Uninspected = true
-				fc.Reason = "changed, but its new content cannot be read: " + ch.Unreadable
-			}
-			r.Changes = append(r.Changes, fc)
-		}
-		// What the walk could not see may hide any change at all.
-		for _, u := range after.Unseen() {
-			r.Changes = append(r.Changes, engine.FileChange{Path: u.Path, Uninspected: true,
-				Reason: "cannot be inspected after the command: " + u.Why})
-		}
-		var b strings.Builder
-		b.WriteString(commandResultText(dir, out, code, runErr, timeout, opts.LineLimit, opts.CharLimit))
-		if len(r.Changes) > 0 {
-			b.WriteString("Files changed:\n")
-			for _, ch := range r.Changes {
-				verb := "modified"
-				switch {
-				case ch.Deleted:
-					verb = "deleted"
-				case !ch.Existed:
-					verb = "created"
-				}
-				fmt.Fprintf(&b, "  %s %s\n", verb, ch.Path)
+		r := &engine.Result{Data: map[string]any{"exit_code": out.Code}, Changes: changes}
+		r.Output = out.Report(changes)
+		if opts.Settle != nil {
+			// The command ran: what could not be settled is told, not
+			// returned as a failure that would hide what it did.
+			if err := opts.Settle(ctx, c, before, r); err != nil {
+				r.Output += "\nwarning: " + err.Error() + "\n"
 			}
 		}
-		r.Output = b.String()
 		return r, nil
 	})
+}
+
+// CommandRequest is an execute_command call, checked.
+type CommandRequest struct {
+	Command string
+	Dir     string // absolute directory the command runs in
+	Timeout time.Duration
+}
+
+// ParseCommand reads and checks the arguments of an execute_command call:
+// command, cwd (a directory of the workspace) and timeout (seconds, never
+// beyond limit).
+func ParseCommand(c *engine.Call, limit time.Duration) (*CommandRequest, error) {
+	command, err := c.Require("command")
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(command) == "" {
+		return nil, &engine.Denial{Code: engine.InvalidArgument, Parameter: "command", Message: "the command is empty"}
+	}
+	req := &CommandRequest{Command: command, Dir: c.WS.Dir, Timeout: limit}
+	if cwd, ok, err := c.String("cwd"); err != nil {
+		return nil, err
+	} else if cwd = dirPath(cwd); ok && cwd != "" && cwd != "." && cwd != c.WS.Dir {
+		rel, err := c.WS.Canonical(cwd)
+		if err != nil {
+			return nil, err
+		}
+		fi, err := c.WS.Stat(rel)
+		if err != nil || !fi.IsDir() {
+			return nil, &engine.Denial{Code: engine.InvalidArgument, Parameter: "cwd", Path: rel,
+				Message: rel + " is not a directory in the workspace"}
+		}
+		req.Dir = c.WS.Abs(rel)
+	}
+	if s, ok, _ := c.String("timeout"); ok {
+		if secs, err := strconv.Atoi(s); err == nil && secs > 0 && time.Duration(secs)*time.Second < req.Timeout {
+			req.Timeout = time.Duration(secs) * time.Second
+		}
+	}
+	return req, nil
+}
+
+// CommandOutcome is how a command ended.
+type CommandOutcome struct {
+	Output  string // stdout and stderr, capped
+	Code    int    // exit status; -1 when it has none
+	Dir     string // where it ran
+	Timeout time.Duration
+	Err     error // context.DeadlineExceeded at the timeout; another error if it could not run
+	// LineLimit and CharLimit bound the output Report shows, after
+	// compression; Roo Code's defaults when 0.
+	LineLimit, CharLimit int
+}
+
+// RunCommand runs req through the platform shell. It is the one place a
+// governed command is executed.
+func RunCommand(ctx context.Context, req *CommandRequest, outputCap int) *CommandOutcome {
+	out, code, err := run(ctx, req.Dir, req.Command, req.Timeout, outputCap)
+	return &CommandOutcome{Output: out, Code: code, Dir: req.Dir, Timeout: req.Timeout, Err: err}
+}
+
+// Report is what the model is told of the command: how it ended and its
+// output, compressed, in Roo Code's words, then the files it changed.
+func (o *CommandOutcome) Report(changes []engine.FileChange) string {
+	lines, chars := o.LineLimit, o.CharLimit
+	if lines <= 0 {
+		lines = DefaultTerminalLineLimit
+	}
+	if chars <= 0 {
+		chars = DefaultTerminalCharLimit
+	}
+	var b strings.Builder
+	b.WriteString(commandResultText(o.Dir, o.Output, o.Code, o.Err, o.Timeout, lines, chars))
+	if len(changes) > 0 {
+		b.WriteString("Files changed:\n")
+		for _, ch := range changes {
+			verb := "modified"
+			switch {
+			case ch.Deleted:
+				verb = "deleted"
+			case !ch.Existed:
+				verb = "created"
+			}
+			fmt.Fprintf(&b, "  %s %s\n", verb, ch.Path)
+		}
+	}
+	return b.String()
+}
+
+// What a picture keeps of file contents, so that a changed file's old
+// content is known (for its ledger ranges, and to restore it under
+// on_violation: revert): files up to pictureKeepFile, pictureKeepTotal in
+// all. The same limits apply whichever front door the command came through.
+const (
+	pictureKeepFile  = 1 << 20
+	pictureKeepTotal = 32 << 20
+)
+
+// Picture is the workspace at dir before a command, in the storable form an
+// external agent's pre-tool event keeps for its post event.
+func Picture(dir string) (*StoredSnapshot, error) {
+	snap, err := TakeSnapshot(dir)
+	if err != nil {
+		return nil, err
+	}
+	budget := int64(pictureKeepTotal)
+	return snap.Store(func(rel string, size int64) bool {
+		if size > pictureKeepFile || size > budget {
+			return false
+		}
+		budget -= size
+		return true
+	}), nil
+}
+
+// Changes is what changed in the workspace at dir since the picture before:
+// the one place where what a command did is worked out. A file whose stat
+// data changed while its content hash did not (touched, rewritten with the
+// same bytes) is not a change; what the walk could not see may hide any
+// change at all, so it is reported as uninspected.
+func Changes(dir string, before *StoredSnapshot) ([]engine.FileChange, error) {
+	after, err := TakeSnapshot(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.FileChange
+	for _, ch := range before.Load(dir).Diff(after) {
+		if ch.Existed && !ch.Known && !ch.Deleted && ch.Unreadable == "" && ch.Link == "" {
+			if f, ok := before.Files[ch.Path]; ok && f.Link == "" && f.SHA256 != "" && f.SHA256 == engine.Hash(ch.After) {
+				continue
+			}
+		}
+		fc := engine.FileChange{Path: ch.Path, Before: ch.Before, After: ch.After,
+			Existed: ch.Existed, Deleted: ch.Deleted}
+		if !ch.Known {
+			fc.BeforeUnknown = true
+			fc.Reason = "old content unknown (not kept in the snapshot): the whole file is recorded"
+		}
+		if ch.Link != "" {
+			fc.Reason = "now a symbolic link to " + ch.Link
+		}
+		if ch.Unreadable != "" {
+			fc.Uninspected = true
+			fc.Reason = "changed, but its new content cannot be read: " + ch.Unreadable
+		}
+		out = append(out, fc)
+	}
+	for _, u := range after.Unseen() {
+		out = append(out, engine.FileChange{Path: u.Path, Uninspected: true,
+			Reason: "cannot be inspected after the command: " + u.Why})
+	}
+	return out, nil
 }
 
 // dirPath drops what only says "a directory" from the end of cwd ("src/",
@@ -188,7 +288,7 @@ func run(ctx context.Context, dir, command string, timeout time.Duration, limit 
 	return buf.String(), code, err
 }
 
-// errCommandTimeout is a command stopped at its time limit (or cancelled).
+// errCommandTimeout is a command stopped at its time limit.
 var errCommandTimeout = context.DeadlineExceeded
 
 // capBuffer keeps the first and last limit/2 bytes of what is written.

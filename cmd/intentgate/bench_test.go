@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/gate"
 )
 
 // BenchmarkWrite compares a governed write_to_file (every policy, the ledger
@@ -21,17 +22,17 @@ func BenchmarkWrite(b *testing.B) {
 		contents := [2][]byte{benchSource(size, 0), benchSource(size, 1)}
 		b.Run(fmt.Sprintf("governed/%dKiB", size>>10), func(b *testing.B) {
 			ws := benchWorkspace(b)
-			g, err := open(ws)
+			g, err := gate.Open(ws, gate.Options{Version: version})
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer g.close()
+			defer g.Close()
 			ctx := context.Background()
 			call := func(id, tool string, args map[string]any) {
 				raw, _ := json.Marshal(args)
-				c := &engine.Call{ID: id, Session: "bench", Tool: tool, Args: raw, WS: g.ws,
+				c := &engine.Call{ID: id, Session: "bench", Tool: tool, Args: raw,
 					Agent: engine.Agent{Name: "bench", Model: "bench/model"}}
-				if _, err := g.eng.Dispatch(ctx, c); err != nil {
+				if _, err := g.Dispatch(ctx, c); err != nil {
 					b.Fatal(err)
 				}
 			}

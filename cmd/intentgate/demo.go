@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/spf13/cobra"
 )
 
@@ -88,13 +89,13 @@ func runDemo(ctx context.Context, o *demoOptions, out io.Writer) error {
 	if err := demoWorkspace(dir); err != nil {
 		return err
 	}
-	g, err := open(dir)
+	rt, err := gate.Open(dir, gate.Options{Version: version})
 	if err != nil {
 		return err
 	}
-	defer g.close()
+	defer rt.Close()
 
-	d := &demo{ctx: ctx, g: g, out: out, session: "demo-session"}
+	d := &demo{ctx: ctx, rt: rt, out: out, session: "demo-session"}
 	fmt.Fprintf(out, "intentgate demo: a scripted agent works in a fresh git workspace\n  %s\n\n", dir)
 	fmt.Fprintf(out, "Two intents are declared in .orchestration/active_intents.yaml:\n")
 	fmt.Fprintf(out, "  INT-001  Session tokens for the login flow   owned_scope: src/auth/**\n")
@@ -150,7 +151,7 @@ func runDemo(ctx context.Context, o *demoOptions, out io.Writer) error {
 
 type demo struct {
 	ctx     context.Context
-	g       *governed
+	rt      *gate.Runtime
 	out     io.Writer
 	session string
 	n       int
@@ -166,8 +167,8 @@ func (d *demo) step(what, tool string, args map[string]any) {
 	raw := bytes.TrimSpace(buf.Bytes())
 	fmt.Fprintf(d.out, "%d. %s\n   agent> %s %s\n", d.n, what, tool, shorten(string(raw), 110))
 	c := &engine.Call{ID: fmt.Sprintf("demo-%d", d.n), Session: d.session, Tool: tool, Args: raw,
-		Agent: engine.Agent{Name: "demo-agent", Model: "scripted/demo"}, WS: d.g.ws}
-	res, err := d.g.eng.Dispatch(d.ctx, c)
+		Agent: engine.Agent{Name: "demo-agent", Model: "scripted/demo"}}
+	res, err := d.rt.Dispatch(d.ctx, c)
 	if den, ok := engine.AsDenial(err); ok {
 		fmt.Fprintf(d.out, "   DENIED %s: %s\n   hint: %s\n\n", den.Code, den.Message, den.Hint)
 		return

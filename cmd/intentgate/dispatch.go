@@ -12,6 +12,7 @@ import (
 	"os/signal"
 
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/spf13/cobra"
 )
 
@@ -71,13 +72,18 @@ list_code_definition_names, write_to_file, apply_diff, insert_content,
 search_and_replace, execute_command, ask_followup_question,
 attempt_completion, switch_mode, new_task, update_todo_list.
 Session state lives in .orchestration/sessions/, so a session may span many
-dispatch processes.`,
+dispatch processes. The calls of one session run in order.
+
+The workspace is found from --workspace (default: the current directory)
+upwards: the nearest directory with .orchestration/, or the outermost one
+above it whose .orchestration/ declares intents. Where there is none,
+dispatch refuses to start: run "intentgate init" first.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDispatch(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().StringVarP(&o.workspace, "workspace", "w", ".", "the workspace directory")
+	cmd.Flags().StringVarP(&o.workspace, "workspace", "w", ".", "a directory in the workspace (the workspace is found upwards from it)")
 	cmd.Flags().StringVar(&o.agent, "agent", "", "agent name for calls that name none")
 	cmd.Flags().StringVar(&o.model, "model", "", "model id for calls that name none")
 	return cmd
@@ -89,11 +95,15 @@ func runDispatch(ctx context.Context, o *dispatchOptions, in io.Reader, out, err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
-	g, err := open(o.workspace)
+	root, err := gate.Find(o.workspace)
 	if err != nil {
 		return err
 	}
-	defer g.close()
+	rt, err := gate.Open(root, gate.Options{Version: version})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
 
 	r := bufio.NewReaderSize(in, 1<<16)
 	w := bufio.NewWriter(out)
@@ -103,8 +113,8 @@ func runDispatch(ctx context.Context, o *dispatchOptions, in io.Reader, out, err
 	for n := 1; ; n++ {
 		line, rerr := readLine(r)
 		if len(bytes.TrimSpace(line)) > 0 || errors.Is(rerr, errLineTooLong) {
-			res := dispatchLine(ctx, g, o, n, line, rerr)
-			reported = reportProblem(g, reported, errw)
+			res := dispatchLine(ctx, rt, o, n, line, rerr)
+			reported = reportProblem(rt, reported, errw)
 			if err := enc.Encode(res); err != nil {
 				return err
 			}
@@ -126,11 +136,8 @@ func runDispatch(ctx context.Context, o *dispatchOptions, in io.Reader, out, err
 // reportProblem tells the person running dispatch, once per new problem,
 // that an edit of active_intents.yaml was rejected and the last good intents
 // stay in force.
-func reportProblem(g *governed, last string, errw io.Writer) string {
-	if g.store == nil {
-		return last
-	}
-	p := g.store.Problem()
+func reportProblem(rt *gate.Runtime, last string, errw io.Writer) string {
+	p := rt.IntentsProblem()
 	if p == nil {
 		return ""
 	}
@@ -171,7 +178,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
-func dispatchLine(ctx context.Context, g *governed, o *dispatchOptions, n int, line []byte, rerr error) resultLine {
+func dispatchLine(ctx context.Context, rt *gate.Runtime, o *dispatchOptions, n int, line []byte, rerr error) resultLine {
 	if errors.Is(rerr, errLineTooLong) {
 		return resultLine{Error: fmt.Sprintf("line %d: %v", n, rerr)}
 	}
@@ -193,8 +200,8 @@ func dispatchLine(ctx context.Context, g *governed, o *dispatchOptions, n int, l
 	if cl.Agent.Model == "" {
 		cl.Agent.Model = o.model
 	}
-	c := &engine.Call{ID: cl.ID, Session: cl.Session, Tool: cl.Tool, Args: cl.Args, Agent: cl.Agent, WS: g.ws}
-	res, err := g.eng.Dispatch(ctx, c)
+	c := &engine.Call{ID: cl.ID, Session: cl.Session, Tool: cl.Tool, Args: cl.Args, Agent: cl.Agent}
+	res, err := rt.Dispatch(ctx, c)
 	out := resultLine{ID: cl.ID}
 	var pe *engine.PostError
 	switch {

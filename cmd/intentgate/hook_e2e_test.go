@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/intentgate/intentgate/internal/gate"
 )
 
 // Helpers of the hook contract tests: each sends an agent's documented (or,
@@ -289,12 +291,12 @@ func keysOf(m map[string]any) []string {
 // sessionIntent reads a session's active intent the way the engine does.
 func (e *hookEnv) sessionIntent(session string) string {
 	e.t.Helper()
-	g, err := open(e.ws)
+	g, err := gate.Open(e.ws, gate.Options{Version: version})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer g.close()
-	s, err := g.sessions.Load(session)
+	defer g.Close()
+	s, err := g.Stores().Sessions.Load(session)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/intentgate/intentgate/engine/fsx"
+	"github.com/intentgate/intentgate/internal/fsx"
 	"github.com/spf13/cobra"
 )
 

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/intentgate/intentgate/cmd/intentgate/internal/agents"
-	"github.com/intentgate/intentgate/engine/fsx"
+	"github.com/intentgate/intentgate/internal/adapter"
+	"github.com/intentgate/intentgate/internal/fsx"
 	"github.com/spf13/cobra"
 )
 
@@ -123,7 +123,7 @@ func runInstall(o *installOptions, agent string, remove bool, out io.Writer) err
 	if !slices.Contains(installAgents, agent) {
 		return fmt.Errorf("unknown agent %q; use one of: %s", agent, strings.Join(installAgents, ", "))
 	}
-	if _, ok := agents.Lookup(agent); !ok {
+	if _, ok := adapter.Lookup(agent); !ok {
 		return fmt.Errorf("no hook dialect for %q", agent)
 	}
 	if strings.TrimSpace(o.command) == "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
+	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/spf13/cobra"
 )
 
@@ -51,19 +52,23 @@ It prints the intent's context, as the agent would have seen it.`,
 }
 
 func runIntentUse(ctx context.Context, o *intentUseOptions, id string, out, errw io.Writer) error {
-	g, err := open(o.workspace)
+	root, err := gate.Find(o.workspace)
 	if err != nil {
 		return err
 	}
-	defer g.close()
+	rt, err := gate.Open(root, gate.Options{Version: version})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
 	args, err := json.Marshal(map[string]string{"intent_id": id})
 	if err != nil {
 		return err
 	}
 	c := &engine.Call{ID: "intent-use", Session: o.session, Tool: hooks.SelectTool,
-		Args: args, WS: g.ws,
+		Args:  args,
 		Agent: engine.Agent{Name: "intentgate-cli"}}
-	res, err := g.eng.Dispatch(ctx, c)
+	res, err := rt.Dispatch(ctx, c)
 	var pe *engine.PostError
 	if err != nil && !errors.As(err, &pe) {
 		if d, ok := engine.AsDenial(err); ok {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/intentgate/intentgate/internal/gate"
+	"github.com/intentgate/intentgate/internal/mcpserver"
 	"github.com/intentgate/intentgate/prompts"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,34 +29,31 @@ const mcpIntents = `active_intents:
 
 // mcpConnect serves the workspace in this process and connects a Go SDK
 // client named client to it.
-func mcpConnect(t *testing.T, m *toolServer, client string) *mcp.ClientSession {
+func mcpConnect(t *testing.T, m *mcpserver.Server, client string) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := m.srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	done := make(chan error, 1)
+	go func() { done <- m.Serve(ctx, st) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1.0.0"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		cs.Close()
-		ss.Wait()
-		m.forget(ss)
+		<-done
 	})
 	return cs
 }
 
-func mcpServe(t *testing.T, ws string) *toolServer {
+func mcpServe(t *testing.T, ws string) *mcpserver.Server {
 	t.Helper()
-	g, err := open(ws)
+	rt, err := gate.Open(ws, gate.Options{Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(g.close)
-	return newToolServer(g, &mcpOptions{}, io.Discard)
+	t.Cleanup(func() { rt.Close() })
+	return mcpserver.New(rt, "", mcpserver.Options{Version: version})
 }
 
 // mcpCall calls a tool and returns whether it is an error result and its text.

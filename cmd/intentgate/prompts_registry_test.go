@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/prompts"
 )
@@ -40,7 +41,7 @@ var promptSampleArgs = map[string]map[string]any{
 }
 
 // promptWorkspace is a governed workspace whose intent INT-001 owns src/**.
-func promptWorkspace(t *testing.T) *governed {
+func promptWorkspace(t *testing.T) *gate.Runtime {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -58,22 +59,22 @@ func promptWorkspace(t *testing.T) *governed {
 			t.Fatal(err)
 		}
 	}
-	g, err := open(dir)
+	g, err := gate.Open(dir, gate.Options{Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(g.close)
+	t.Cleanup(func() { g.Close() })
 	return g
 }
 
-func promptDispatch(g *governed, session, tool string, args map[string]any) (*engine.Result, error) {
+func promptDispatch(g *gate.Runtime, session, tool string, args map[string]any) (*engine.Result, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, err
 	}
-	c := &engine.Call{ID: session + "/" + tool, Session: session, Tool: tool, Args: raw, WS: g.ws,
+	c := &engine.Call{ID: session + "/" + tool, Session: session, Tool: tool, Args: raw,
 		Agent: engine.Agent{Name: "prompts-test", Model: "test/model"}}
-	return g.eng.Dispatch(context.Background(), c)
+	return g.Dispatch(context.Background(), c)
 }
 
 // The tool definitions the model is given and the tools the engine runs are
@@ -81,7 +82,7 @@ func promptDispatch(g *governed, session, tool string, args map[string]any) (*en
 // "required" is exactly what the tool itself refuses to run without.
 func TestPromptsMatchRegistry(t *testing.T) {
 	g := promptWorkspace(t)
-	reg := g.eng.Registry()
+	reg := g.Registry()
 	tools := prompts.Tools()
 
 	var described []string
@@ -172,7 +173,7 @@ func TestPromptsMatchRegistry(t *testing.T) {
 // promptPrepare starts a session the way a model following the intent
 // protocol would: it selects INT-001 and reads the file the edits target, so
 // that no policy refuses a call before the tool sees its arguments.
-func promptPrepare(t *testing.T, g *governed, session string) {
+func promptPrepare(t *testing.T, g *gate.Runtime, session string) {
 	t.Helper()
 	if _, err := promptDispatch(g, session, "select_active_intent", map[string]any{"intent_id": "INT-001"}); err != nil {
 		t.Fatalf("select_active_intent: %v", err)
@@ -186,7 +187,7 @@ func promptPrepare(t *testing.T, g *governed, session string) {
 // and intents filled in.
 func TestPromptCommand(t *testing.T) {
 	g := promptWorkspace(t)
-	dir := g.ws.Dir
+	dir := g.Root()
 	run := func(o promptOptions) (string, string, error) {
 		var out, errw strings.Builder
 		err := runPrompt(&o, &out, &errw)

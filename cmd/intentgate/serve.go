@@ -19,7 +19,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/intentgate/intentgate/cmd/intentgate/internal/agents"
+	"github.com/intentgate/intentgate/internal/adapter"
+	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/intentgate/intentgate/orchestration"
 	"github.com/spf13/cobra"
 )
@@ -93,7 +94,7 @@ checked. Command hooks ("intentgate install claude-code") never go unchecked.`,
 // daemon is one served workspace.
 type daemon struct {
 	dir string // absolute, as given
-	g   *governed
+	rt  *gate.Runtime
 	log *slog.Logger
 }
 
@@ -104,11 +105,11 @@ func runServe(ctx context.Context, o *serveOptions, out, errw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Lstat(filepath.Join(dir, ".orchestration")); err != nil {
+	if _, err := os.Lstat(filepath.Join(dir, orchestration.DirName)); err != nil {
 		return fmt.Errorf("%s is not governed (no .orchestration/): run `intentgate init` there first", dir)
 	}
 	// The socket goes in .orchestration/: never through a link put there.
-	if err := orchestration.CheckIntact(filepath.Join(dir, ".orchestration")); err != nil {
+	if err := orchestration.CheckIntact(filepath.Join(dir, orchestration.DirName)); err != nil {
 		return err
 	}
 	addr := o.addr
@@ -121,16 +122,16 @@ func runServe(ctx context.Context, o *serveOptions, out, errw io.Writer) error {
 	if err := checkLoopback(addr); err != nil {
 		return err
 	}
-	g, err := open(dir)
+	rt, err := gate.Open(dir, gate.Options{Version: version})
 	if err != nil {
 		return err
 	}
-	defer g.close()
+	defer rt.Close()
 	level := slog.LevelWarn
 	if o.verbose {
 		level = slog.LevelInfo
 	}
-	d := &daemon{dir: dir, g: g, log: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level}))}
+	d := &daemon{dir: dir, rt: rt, log: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level}))}
 
 	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -144,7 +145,7 @@ func runServe(ctx context.Context, o *serveOptions, out, errw io.Writer) error {
 	case sock == "" && !canVerifyPeer:
 		sock = "none" // no hook here would use it
 	case sock == "":
-		sock = filepath.Join(g.orch, daemonSocketName)
+		sock = filepath.Join(dir, orchestration.DirName, daemonSocketName)
 	}
 	if sock != "none" {
 		ul, err := listenSocket(sock)
@@ -306,33 +307,48 @@ func (d *daemon) socketHandler() http.Handler {
 // print. Every event gets 200, refusals too: agents take any other status as
 // a failure of the hook and go on as if it had allowed the call.
 func (d *daemon) hookHTTP(w http.ResponseWriter, r *http.Request) {
-	dialect, ok := agents.Lookup(r.PathValue("agent"))
+	dialect, ok := adapter.Lookup(r.PathValue("agent"))
 	if !ok {
-		http.Error(w, fmt.Sprintf("unknown agent %q; use one of: %s", r.PathValue("agent"), strings.Join(agents.Names(), ", ")), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("unknown agent %q; use one of: %s", r.PathValue("agent"), strings.Join(adapter.Names(), ", ")), http.StatusNotFound)
 		return
 	}
 	// The work finishes even if the agent stops waiting: half an event
 	// (a change made but not recorded) helps no one.
 	ctx := context.WithoutCancel(r.Context())
+	raw, err := io.ReadAll(io.LimitReader(r.Body, adapter.MaxEventBytes+1))
+	if err != nil {
+		raw = nil // refused as unreadable
+	}
 	var stderr bytes.Buffer
-	o := &hookOptions{workspace: d.dir, warm: d.g, noDaemon: true}
-	out := runHook(ctx, o, dialect, r.Body, &stderr)
+	out, _ := d.handler(d.dir, &stderr).Handle(ctx, dialect.Name(), raw)
 	d.logEvent(dialect.Name(), "http", &stderr)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
 }
 
+// handler answers events with the daemon's own runtime, kept open. dir is
+// the workspace as the event's sender spells it.
+func (d *daemon) handler(dir string, stderr io.Writer) *adapter.Handler {
+	return &adapter.Handler{Workspace: dir, Version: version, Stderr: stderr,
+		Open: func(root string) (*gate.Runtime, func(), error) {
+			if !sameDir(root, d.rt.Root()) {
+				return nil, nil, fmt.Errorf("this daemon serves %s, not %s", d.dir, root)
+			}
+			return d.rt, func() {}, nil
+		}}
+}
+
 // daemonReply is the socket protocol's answer: the reply in neutral form, for
 // the hook process to render, and what would have gone to its stderr.
 type daemonReply struct {
-	Reply  agents.Reply `json:"reply"`
-	Stderr string       `json:"stderr,omitempty"`
+	Reply  adapter.Reply `json:"reply"`
+	Stderr string        `json:"stderr,omitempty"`
 }
 
 // hookSocket answers `intentgate hook`, which has read and parsed the event
 // and found its workspace: the event is handled as that process would have.
 func (d *daemon) hookSocket(w http.ResponseWriter, r *http.Request) {
-	dialect, ok := agents.Lookup(r.PathValue("agent"))
+	dialect, ok := adapter.Lookup(r.PathValue("agent"))
 	if !ok {
 		http.Error(w, "unknown agent", http.StatusNotFound)
 		return
@@ -343,19 +359,17 @@ func (d *daemon) hookSocket(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("this daemon serves %s, not %s", d.dir, dir), http.StatusMisdirectedRequest)
 		return
 	}
-	raw, err := io.ReadAll(io.LimitReader(r.Body, maxHookBytes+1))
-	if err != nil || len(raw) > maxHookBytes {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, adapter.MaxEventBytes+1))
+	if err != nil || len(raw) > adapter.MaxEventBytes {
 		http.Error(w, "cannot read the event", http.StatusBadRequest)
 		return
 	}
-	ev, err := dialect.Parse(raw)
-	if err != nil {
+	if _, err := dialect.Parse(raw); err != nil {
 		http.Error(w, "cannot read the event: "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	var stderr bytes.Buffer
-	h := &hookRun{o: &hookOptions{workspace: dir, warm: d.g, noDaemon: true}, ev: ev, errw: &stderr}
-	reply := h.handle(context.WithoutCancel(r.Context()))
+	reply := d.handler(dir, &stderr).Reply(context.WithoutCancel(r.Context()), dialect, raw)
 	d.logEvent(dialect.Name(), "socket", &stderr)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(daemonReply{Reply: reply, Stderr: stderr.String()})
@@ -366,18 +380,6 @@ func (d *daemon) logEvent(agent, via string, stderr *bytes.Buffer) {
 	if s := strings.TrimSpace(stderr.String()); s != "" {
 		d.log.Warn(s, "agent", agent, "via", via)
 	}
-}
-
-// open returns the governed workspace for dir: the daemon's own, kept open,
-// or one opened for this event alone; release is to be called when done.
-func (o *hookOptions) open(dir string) (g *governed, release func(), err error) {
-	if o.warm != nil && sameDir(dir, o.warm.ws.Dir) {
-		return o.warm, func() {}, nil
-	}
-	if g, err = open(dir); err != nil {
-		return nil, nil, err
-	}
-	return g, g.close, nil
 }
 
 func sameDir(a, b string) bool {
@@ -430,7 +432,7 @@ func isDaemonHookURL(s string) bool {
 		return false
 	}
 	agent, ok := strings.CutPrefix(u.Path, "/hooks/")
-	if _, known := agents.Lookup(agent); !ok || !known {
+	if _, known := adapter.Lookup(agent); !ok || !known {
 		return false
 	}
 	return checkLoopback(u.Host) == nil

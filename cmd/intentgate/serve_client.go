@@ -14,7 +14,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/intentgate/intentgate/cmd/intentgate/internal/agents"
+	"github.com/intentgate/intentgate/orchestration"
+
+	"github.com/intentgate/intentgate/internal/adapter"
 )
 
 // errNotOurs marks a socket that something other than an intentgate daemon
@@ -22,60 +24,62 @@ import (
 // in intentgate's place, so it is never asked anything.
 var errNotOurs = errors.New("not served by this intentgate executable")
 
-// viaDaemon has the daemon serving dir handle the event, when one runs there.
-// ok is false when there is none (or it cannot be trusted, or it failed to
-// answer): the event is then handled in this process, with the same result,
-// since all the state either uses is in .orchestration/.
+// forwardToDaemon has the daemon serving a workspace handle an event, when
+// one runs there. ok is false when there is none (or it cannot be trusted,
+// or it failed to answer): the event is then handled in this process, with
+// the same result, since all the state either uses is in .orchestration/.
 //
 // Where no daemon was ever started this costs one lstat; where one was and
 // is gone, one refused connect.
-func (h *hookRun) viaDaemon(ctx context.Context, dir string) (agents.Reply, bool) {
-	if !canVerifyPeer || h.o.noDaemon || h.raw == nil || os.Getenv("INTENTGATE_NO_DAEMON") != "" {
-		return agents.Reply{}, false
-	}
-	sock := os.Getenv("INTENTGATE_SOCKET")
-	if sock == "" {
-		sock = filepath.Join(dir, ".orchestration", daemonSocketName)
-	}
-	if fi, err := os.Lstat(sock); err != nil || (fi.Mode().Type() != fs.ModeSocket && !isWindows) {
-		return agents.Reply{}, false
-	}
-	client := &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return dialDaemon(ctx, sock)
-		},
-		DisableKeepAlives:  true,
-		DisableCompression: true,
-	}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://intentgate/v1/hook/"+h.ev.Agent, bytes.NewReader(h.raw))
-	if err != nil {
-		return agents.Reply{}, false
-	}
-	req.Header.Set(daemonDirHeader, dir)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		var dial *dialError
-		if !errors.As(err, &dial) || errors.Is(err, errNotOurs) {
-			fmt.Fprintf(h.errw, "intentgate hook %s: the daemon at %s did not answer (%v); handling the event here\n", h.ev.Agent, sock, err)
+func forwardToDaemon(errw io.Writer) func(ctx context.Context, dir, agent string, raw []byte) (adapter.Reply, bool) {
+	return func(ctx context.Context, dir, agent string, raw []byte) (adapter.Reply, bool) {
+		if !canVerifyPeer || os.Getenv("INTENTGATE_NO_DAEMON") != "" {
+			return adapter.Reply{}, false
 		}
-		return agents.Reply{}, false
-	}
-	defer resp.Body.Close()
-	var dr daemonReply
-	if resp.StatusCode != http.StatusOK {
-		if resp.StatusCode != http.StatusMisdirectedRequest {
-			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-			fmt.Fprintf(h.errw, "intentgate hook %s: the daemon at %s answered %s: %s; handling the event here\n", h.ev.Agent, sock, resp.Status, bytes.TrimSpace(msg))
+		sock := os.Getenv("INTENTGATE_SOCKET")
+		if sock == "" {
+			sock = filepath.Join(dir, orchestration.DirName, daemonSocketName)
 		}
-		return agents.Reply{}, false
+		if fi, err := os.Lstat(sock); err != nil || (fi.Mode().Type() != fs.ModeSocket && !isWindows) {
+			return adapter.Reply{}, false
+		}
+		client := &http.Client{Transport: &http.Transport{
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				return dialDaemon(ctx, sock)
+			},
+			DisableKeepAlives:  true,
+			DisableCompression: true,
+		}}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://intentgate/v1/hook/"+agent, bytes.NewReader(raw))
+		if err != nil {
+			return adapter.Reply{}, false
+		}
+		req.Header.Set(daemonDirHeader, dir)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			var dial *dialError
+			if !errors.As(err, &dial) || errors.Is(err, errNotOurs) {
+				fmt.Fprintf(errw, "intentgate hook %s: the daemon at %s did not answer (%v); handling the event here\n", agent, sock, err)
+			}
+			return adapter.Reply{}, false
+		}
+		defer resp.Body.Close()
+		var dr daemonReply
+		if resp.StatusCode != http.StatusOK {
+			if resp.StatusCode != http.StatusMisdirectedRequest {
+				msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+				fmt.Fprintf(errw, "intentgate hook %s: the daemon at %s answered %s: %s; handling the event here\n", agent, sock, resp.Status, bytes.TrimSpace(msg))
+			}
+			return adapter.Reply{}, false
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&dr); err != nil {
+			fmt.Fprintf(errw, "intentgate hook %s: the daemon's answer cannot be read (%v); handling the event here\n", agent, err)
+			return adapter.Reply{}, false
+		}
+		io.WriteString(errw, dr.Stderr)
+		return dr.Reply, true
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&dr); err != nil {
-		fmt.Fprintf(h.errw, "intentgate hook %s: the daemon's answer cannot be read (%v); handling the event here\n", h.ev.Agent, err)
-		return agents.Reply{}, false
-	}
-	io.WriteString(h.errw, dr.Stderr)
-	return dr.Reply, true
 }
 
 // dialError is a connection that could not be made: no daemon listens.

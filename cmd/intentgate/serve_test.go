@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/intentgate/intentgate/orchestration"
 )
 
@@ -266,12 +267,12 @@ func TestServeSameAnswers(t *testing.T) {
 // this process, for the race detector and the ledger's chain.
 func TestServeConcurrent(t *testing.T) {
 	e := newHookEnv(t, "claude-code", nil)
-	g, err := open(e.ws)
+	g, err := gate.Open(e.ws, gate.Options{Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.close()
-	d := &daemon{dir: e.ws, g: g, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	defer g.Close()
+	d := &daemon{dir: e.ws, rt: g, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	srv := httptest.NewServer(d.tcpHandler())
 	defer srv.Close()
 	post := hookHTTP(t, srv.URL+"/hooks/claude-code")
@@ -402,12 +403,12 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 
 func TestServeRefusesBrowsers(t *testing.T) {
 	e := newHookEnv(t, "claude-code", nil)
-	g, err := open(e.ws)
+	g, err := gate.Open(e.ws, gate.Options{Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.close()
-	d := &daemon{dir: e.ws, g: g, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	defer g.Close()
+	d := &daemon{dir: e.ws, rt: g, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	h := d.tcpHandler()
 	body := string(e.payload("PreToolUse-Write", nil))
 	for _, tc := range []struct {

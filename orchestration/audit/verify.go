@@ -14,7 +14,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/intentgate/intentgate/engine/fsx"
+	"github.com/intentgate/intentgate/internal/fsx"
 	"github.com/intentgate/intentgate/orchestration"
 )
 

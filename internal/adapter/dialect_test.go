@@ -1,4 +1,4 @@
-package agents
+package adapter
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"time"
@@ -8,12 +8,16 @@ import (
 	"github.com/intentgate/intentgate/tools"
 )
 
-// newRegistry is every tool an agent can call, with its group; the
-// gatekeeper and the modes decide by group.
-func newRegistry(g *governed) *engine.Registry {
+// commandTimeout bounds execute_command.
+const commandTimeout = 2 * time.Minute
+
+// registry is every tool an agent can call, with its group; the gatekeeper
+// and the modes decide by group.
+func (rt *Runtime) registry() *engine.Registry {
+	st := rt.stores
 	reg := engine.NewRegistry()
 	reg.Register(engine.Spec{Name: hooks.SelectTool, Group: engine.GroupRead,
-		Tool: hooks.SelectActiveIntent(g.intents, g.sessions, g.orch)})
+		Tool: hooks.SelectActiveIntent(rt.intents, st.Sessions, rt.orch)})
 	reg.Register(engine.Spec{Name: "read_file", Group: engine.GroupRead, Tool: tools.ReadFile()})
 	reg.Register(engine.Spec{Name: "list_files", Group: engine.GroupRead, Tool: tools.ListFiles(tools.ListOptions{})})
 	reg.Register(engine.Spec{Name: "search_files", Group: engine.GroupRead, Tool: tools.SearchFiles()})
@@ -25,14 +29,14 @@ func newRegistry(g *governed) *engine.Registry {
 	reg.Register(engine.Spec{Name: "insert_content", Group: engine.GroupEdit, Tool: tools.InsertContent()})
 	reg.Register(engine.Spec{Name: "search_and_replace", Group: engine.GroupEdit, Tool: tools.SearchAndReplace()})
 	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand,
-		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: 2 * time.Minute})})
+		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: commandTimeout, Settle: rt.settle})})
 	reg.Register(engine.Spec{Name: "browser_action", Group: engine.GroupBrowser, Tool: tools.BrowserAction(tools.BrowserOptions{})})
 	// Tools every mode has (Roo Code's ALWAYS_AVAILABLE_TOOLS): in the modes
 	// group, so that they need no intent.
 	reg.Register(engine.Spec{Name: "ask_followup_question", Group: engine.GroupModes, Tool: tools.AskFollowupQuestion()})
 	reg.Register(engine.Spec{Name: "attempt_completion", Group: engine.GroupModes, Tool: tools.AttemptCompletion()})
-	reg.Register(engine.Spec{Name: "switch_mode", Group: engine.GroupModes, Tool: tools.SwitchMode(g.modes)})
-	reg.Register(engine.Spec{Name: "new_task", Group: engine.GroupModes, Tool: tools.NewTask(g.modes)})
+	reg.Register(engine.Spec{Name: "switch_mode", Group: engine.GroupModes, Tool: tools.SwitchMode(st.Modes)})
+	reg.Register(engine.Spec{Name: "new_task", Group: engine.GroupModes, Tool: tools.NewTask(st.Modes)})
 	reg.Register(engine.Spec{Name: "update_todo_list", Group: engine.GroupModes, Tool: tools.UpdateTodoList()})
 	return reg
 }

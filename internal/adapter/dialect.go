@@ -1,15 +1,11 @@
-// Package agents translates the hook protocols of external coding agents
-// (Claude Code, Codex, Gemini CLI, Cursor, Cline) into one neutral Event, and
-// a neutral Reply back into each agent's dialect. It holds no policy and
-// touches no files: what an event means for the workspace is decided by the
-// engine, behind the hook command that uses this package.
-package agents
+package adapter
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -178,25 +174,51 @@ type Dialect interface {
 	Render(ev *Event, r Reply) []byte
 }
 
+// agents is every agent intentgate speaks to, by the name given on the
+// command line (`intentgate hook NAME`): its dialect, and the variable in
+// which it tells its hooks the project directory, if it has one.
+var agents = []struct {
+	name          string
+	dialect       Dialect
+	projectDirEnv string
+}{
+	{"claude-code", claude{name: "claude-code"}, "CLAUDE_PROJECT_DIR"},
+	{"codex", claude{name: "codex", strict: true}, ""},
+	{"gemini", gemini{}, "GEMINI_PROJECT_DIR"},
+	{"cursor", cursor{}, ""},
+	{"cline", cline{}, ""},
+}
+
 // Lookup returns the dialect of the named agent.
 func Lookup(name string) (Dialect, bool) {
-	switch name {
-	case "claude-code":
-		return claude{name: name}, true
-	case "codex":
-		return claude{name: name, strict: true}, true
-	case "gemini":
-		return gemini{}, true
-	case "cursor":
-		return cursor{}, true
-	case "cline":
-		return cline{}, true
+	for _, a := range agents {
+		if a.name == name {
+			return a.dialect, true
+		}
 	}
 	return nil, false
 }
 
+// projectDirEnv names the variable in which the agent tells its hooks the
+// project directory: the project whose settings hold the hook.
+func projectDirEnv(name string) string {
+	for _, a := range agents {
+		if a.name == name {
+			return a.projectDirEnv
+		}
+	}
+	return ""
+}
+
 // Names returns the agents with a dialect, sorted.
-func Names() []string { return []string{"claude-code", "cline", "codex", "cursor", "gemini"} }
+func Names() []string {
+	names := make([]string, 0, len(agents))
+	for _, a := range agents {
+		names = append(names, a.name)
+	}
+	slices.Sort(names)
+	return names
+}
 
 // mcpName splits "mcp__server__tool". Server names may themselves hold
 // underscores, tool names rarely do: the split is at the last "__".

@@ -1,4 +1,4 @@
-package main
+package adapter
 
 import (
 	"bytes"
@@ -14,9 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/intentgate/intentgate/cmd/intentgate/internal/agents"
 	"github.com/intentgate/intentgate/engine"
-	"github.com/intentgate/intentgate/engine/fsx"
+	"github.com/intentgate/intentgate/internal/fsx"
 	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/tools"
 )
@@ -26,19 +25,11 @@ import (
 // the lines the edit changed), and a picture of the workspace before a
 // command (so the post event can tell what the command changed).
 //
-// A picture holds stat data and hashes for every file, plus the content of
-// small files within a budget; a changed file whose old content was not kept
-// is recorded whole. With on_violation: revert, the budget is larger, since
-// restoring a file needs its old content. Pictures are files of their own
-// under .orchestration/sessions/snapshots/, so the session file every event
-// reads stays small.
+// A picture (gate.Runtime.Picture) is a file of its own under
+// .orchestration/sessions/snapshots/, so the session file every event reads
+// stays small.
 const (
 	preImageMax = 1 << 20 // the largest file kept whole for its post event
-
-	snapKeepFile        = 64 << 10
-	snapKeepTotal       = 2 << 20
-	snapRevertKeepFile  = 1 << 20
-	snapRevertKeepTotal = 32 << 20
 
 	// stateTTL drops what a post event never came for (the tool failed, the
 	// agent was stopped).
@@ -75,7 +66,7 @@ func (h *hookRun) putState(key string, v any) error {
 		return err
 	}
 	var stale []string
-	_, err = h.g.sessions.Update(h.ev.Session, func(s *orchestration.Session) error {
+	_, err = h.sessions().Update(h.ev.Session, func(s *orchestration.Session) error {
 		stale = expireState(s, time.Now())
 		s.Snapshots[key] = raw
 		return nil
@@ -92,7 +83,7 @@ func (h *hookRun) takeState(key string, v any) (ok bool, err error) {
 		return false, nil
 	}
 	var raw json.RawMessage
-	_, err = h.g.sessions.Update(h.ev.Session, func(s *orchestration.Session) error {
+	_, err = h.sessions().Update(h.ev.Session, func(s *orchestration.Session) error {
 		raw = s.Snapshots[key]
 		if raw == nil {
 			return errNoState // nothing to write back
@@ -133,7 +124,7 @@ func expireState(s *orchestration.Session, now time.Time) []string {
 }
 
 func (h *hookRun) snapshotDir() string {
-	return filepath.Join(h.g.orch, "sessions", "snapshots")
+	return filepath.Join(h.orch(), orchestration.SessionsDir, "snapshots")
 }
 
 func (h *hookRun) removeSnapshotFile(name string) {
@@ -149,7 +140,7 @@ func (h *hookRun) savePreImage(rel string) {
 		return
 	}
 	pi := preImage{Taken: time.Now().UTC()}
-	b, err := h.g.ws.ReadFile(rel)
+	b, err := h.rt.Workspace().ReadFile(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil, len(b) > preImageMax:
@@ -167,28 +158,17 @@ func (h *hookRun) saveSnapshot() error {
 	if h.ev.Session == "" {
 		return errors.New("the event has no session id")
 	}
-	keepFile, budget := int64(snapKeepFile), int64(snapKeepTotal)
-	if h.config().revert {
-		keepFile, budget = snapRevertKeepFile, snapRevertKeepTotal
-	}
-	snap, err := tools.TakeSnapshot(h.g.ws.Dir)
+	st, err := h.rt.Picture()
 	if err != nil {
 		return err
 	}
-	st := snap.Store(func(rel string, size int64) bool {
-		if size > keepFile || size > budget {
-			return false
-		}
-		budget -= size
-		return true
-	})
 	data, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
 	// The sessions directory is written through: it must still be the one
 	// intentgate made, not a link a command put there.
-	if err := orchestration.CheckIntact(h.g.orch, "sessions"); err != nil {
+	if err := orchestration.CheckIntact(h.orch(), orchestration.SessionsDir); err != nil {
 		return err
 	}
 	dir := h.snapshotDir()
@@ -210,12 +190,12 @@ func (h *hookRun) saveSnapshot() error {
 // file's hash, provided the agent was shown what the file holds now (line
 // endings aside). When the payload does not carry what was shown, the file
 // as it is now stands for it.
-func (h *hookRun) observeRead(ctx context.Context, c *engine.Call, op agents.Op) {
+func (h *hookRun) observeRead(ctx context.Context, c *engine.Call, op Op) {
 	rel, ok, err := c.Target()
 	if err != nil || !ok || op.Partial {
 		return
 	}
-	cur, err := h.g.ws.ReadFile(rel)
+	cur, err := h.rt.Workspace().ReadFile(rel)
 	if err != nil {
 		return
 	}
@@ -237,7 +217,7 @@ func sameText(a, b []byte) bool {
 
 // observeFile records what a write, edit or delete did: the content before
 // (from the payload, else from the pre event) and the file as it is now.
-func (h *hookRun) observeFile(ctx context.Context, c *engine.Call, op agents.Op) {
+func (h *hookRun) observeFile(ctx context.Context, c *engine.Call, op Op) {
 	rel, ok, err := c.Target()
 	if err != nil || !ok {
 		h.warnf("cannot record the change to %s: %v", op.Path, err)
@@ -248,7 +228,7 @@ func (h *hookRun) observeFile(ctx context.Context, c *engine.Call, op agents.Op)
 	if err != nil {
 		h.warnf("cannot load what %s held before: %v", rel, err)
 	}
-	after, err := h.g.ws.ReadFile(rel)
+	after, err := h.rt.Workspace().ReadFile(rel)
 	deleted := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !deleted {
 		h.warnf("cannot read %s to record the change: %v", rel, err)
@@ -284,7 +264,7 @@ func (h *hookRun) observeFile(ctx context.Context, c *engine.Call, op agents.Op)
 
 // reverseEdits works the old content back from the new one by undoing the
 // reported replacements, last first; each new string must occur exactly once.
-func reverseEdits(after []byte, edits []agents.Replacement) ([]byte, bool) {
+func reverseEdits(after []byte, edits []Replacement) ([]byte, bool) {
 	s := string(after)
 	for i := len(edits) - 1; i >= 0; i-- {
 		e := edits[i]
@@ -296,9 +276,8 @@ func reverseEdits(after []byte, edits []agents.Replacement) ([]byte, bool) {
 	return []byte(s), true
 }
 
-// observeCommand compares the workspace with its picture from before the
-// command, records every change (out-of-scope ones as violations), restores
-// those with on_violation: revert, and returns what the model must be told.
+// observeCommand has the runtime judge what the command changed since its
+// picture from the pre event, and returns what the model must be told.
 func (h *hookRun) observeCommand(ctx context.Context, c *engine.Call) string {
 	var ref snapRef
 	ok, err := h.takeState(h.cmdKey(), &ref)
@@ -317,154 +296,12 @@ func (h *hookRun) observeCommand(ctx context.Context, c *engine.Call) string {
 		h.warnf("the picture of the workspace from before the command cannot be read: %v", err)
 		return ""
 	}
-	after, err := tools.TakeSnapshot(h.g.ws.Dir)
+	res, err := h.rt.ObserveCommand(ctx, c, &st)
 	if err != nil {
-		h.warnf("the workspace cannot be pictured after the command: %v", err)
+		h.warnf("%v", err)
+	}
+	if res == nil {
 		return ""
 	}
-	changes := commandChanges(&st, st.Load(h.g.ws.Dir).Diff(after), after.Unseen())
-	if len(changes) == 0 {
-		return ""
-	}
-	res := &engine.Result{Changes: changes}
-	h.observe(ctx, c, res)
-	var bad []engine.FileChange
-	for _, ch := range res.Changes {
-		if ch.Violation {
-			bad = append(bad, ch)
-		}
-	}
-	if len(bad) == 0 {
-		return ""
-	}
-	revert := h.config().revert
-	var restored map[string]error
-	if revert {
-		restored = h.revert(&st, bad)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "SCOPE_VIOLATION: the command changed %d file(s) it was not allowed to change; intentgate recorded this in the ledger as a violation:\n", len(bad))
-	for _, ch := range bad {
-		note := ""
-		if revert {
-			if err := restored[ch.Path]; err != nil {
-				note = " (NOT restored: " + err.Error() + ")"
-			} else {
-				note = " (restored)"
-			}
-		}
-		fmt.Fprintf(&b, "  %s: %s%s\n", ch.Path, ch.Reason, note)
-	}
-	if revert {
-		b.WriteString("intentgate restored these files to their state before the command (on_violation: revert). Do not make these changes again; if they are needed, ask for the intent's scope to be widened.")
-	} else {
-		b.WriteString("Undo these changes, or ask for the intent's scope to be widened.")
-	}
-	return b.String()
-}
-
-// commandChanges turns a snapshot diff into the changes the post-hooks judge.
-// A file whose stat data changed while its content hash did not (touched,
-// rewritten with the same bytes) is not a change.
-func commandChanges(st *tools.StoredSnapshot, diff []tools.Change, unseen []tools.Unseen) []engine.FileChange {
-	var out []engine.FileChange
-	for _, ch := range diff {
-		if ch.Existed && !ch.Known && !ch.Deleted && ch.Unreadable == "" && ch.Link == "" {
-			if f, ok := st.Files[ch.Path]; ok && f.Link == "" && f.SHA256 != "" && f.SHA256 == engine.Hash(ch.After) {
-				continue
-			}
-		}
-		fc := engine.FileChange{Path: ch.Path, Before: ch.Before, After: ch.After,
-			Existed: ch.Existed, Deleted: ch.Deleted}
-		if !ch.Known {
-			fc.BeforeUnknown = true
-			fc.Reason = "old content unknown (not kept in the snapshot): the whole file is recorded"
-		}
-		if ch.Link != "" {
-			fc.Reason = "now a symbolic link to " + ch.Link
-		}
-		if ch.Unreadable != "" {
-			fc.Uninspected = true
-			fc.Reason = "changed, but its new content cannot be read: " + ch.Unreadable
-		}
-		out = append(out, fc)
-	}
-	for _, u := range unseen {
-		out = append(out, engine.FileChange{Path: u.Path, Uninspected: true,
-			Reason: "cannot be inspected after the command: " + u.Why})
-	}
-	return out
-}
-
-// revert restores the files a command changed against the rules to their
-// state in the picture, through an os.Root so that no link the command left
-// can redirect the restore. It returns, per path, why a file could not be
-// restored (nil when it was).
-func (h *hookRun) revert(st *tools.StoredSnapshot, bad []engine.FileChange) map[string]error {
-	out := map[string]error{}
-	root, err := os.OpenRoot(h.g.ws.Dir)
-	if err != nil {
-		for _, ch := range bad {
-			out[ch.Path] = err
-		}
-		return out
-	}
-	defer root.Close()
-	for _, ch := range bad {
-		p := filepath.FromSlash(ch.Path)
-		f, had := st.Files[ch.Path]
-		var err error
-		switch {
-		case ch.Uninspected:
-			err = errors.New("it cannot be inspected")
-		case !ch.Existed:
-			err = root.Remove(p)
-			if errors.Is(err, fs.ErrNotExist) {
-				err = nil
-			}
-		case had && f.Link != "":
-			if err = removeIfThere(root, p); err == nil {
-				err = root.Symlink(f.Link, p)
-			}
-		case had && f.Kept:
-			err = restoreFile(root, p, f.Content, f.Mode.Perm())
-		default:
-			err = errors.New("its old content was not kept")
-		}
-		out[ch.Path] = err
-		if err != nil {
-			h.warnf("cannot restore %s: %v", ch.Path, err)
-		}
-	}
-	return out
-}
-
-func removeIfThere(root *os.Root, p string) error {
-	if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
-func restoreFile(root *os.Root, p string, content []byte, perm fs.FileMode) error {
-	if dir := filepath.Dir(p); dir != "." {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	if err := removeIfThere(root, p); err != nil {
-		return err
-	}
-	f, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(content)
-	if serr := f.Sync(); err == nil {
-		err = serr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return res.Output
 }

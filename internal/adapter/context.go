@@ -1,4 +1,4 @@
-package main
+package adapter
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/intentgate/intentgate/cmd/intentgate/internal/agents"
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/orchestration"
@@ -16,25 +15,25 @@ import (
 
 // sessionStart gives the model the intent protocol and the declared intents;
 // a task that starts with a prompt (Cline's) may select one right away.
-func (h *hookRun) sessionStart(ctx context.Context) agents.Reply {
+func (h *hookRun) sessionStart(ctx context.Context) Reply {
 	current := ""
 	if h.ev.Session != "" {
-		if s, err := h.g.sessions.Load(h.ev.Session); err == nil {
+		if s, err := h.sessions().Load(h.ev.Session); err == nil {
 			current = s.Intent
 		}
 	}
-	text := externalContext(h.g.intents, current)
+	text := externalContext(h.rt.Intents(), current)
 	if strings.Contains(h.ev.Prompt, "@") {
 		if sel := h.selectMentioned(ctx); sel != "" {
 			text += "\n\n" + sel
 		}
 	}
-	return agents.Reply{Context: text}
+	return Reply{Context: text}
 }
 
 // prompt selects the intent a prompt names as @INT-001.
-func (h *hookRun) prompt(ctx context.Context) agents.Reply {
-	return agents.Reply{Context: h.selectMentioned(ctx)}
+func (h *hookRun) prompt(ctx context.Context) Reply {
+	return Reply{Context: h.selectMentioned(ctx)}
 }
 
 // externalContext is what an external agent is told when its session starts.
@@ -93,13 +92,13 @@ func mentionedIntent(prompt string, set *orchestration.IntentSet) (string, bool)
 // and returns what the model should be told: the intent's context, or why
 // it could not be selected.
 func (h *hookRun) selectMentioned(ctx context.Context) string {
-	set, _ := h.g.intents.Current()
+	set, _ := h.rt.Intents().Current()
 	id, ok := mentionedIntent(h.ev.Prompt, set)
 	if !ok {
 		return ""
 	}
 	c := h.call(0, hooks.SelectTool, map[string]any{"intent_id": id})
-	res, err := h.g.eng.Dispatch(ctx, c)
+	res, err := h.rt.Dispatch(ctx, c)
 	var pe *engine.PostError
 	switch {
 	case err == nil, errors.As(err, &pe):

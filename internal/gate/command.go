@@ -1,0 +1,178 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/tools"
+)
+
+// A shell command cannot be judged before it runs, so it is judged by what
+// it changed: the workspace is pictured before it (Picture) and compared
+// after it (tools.Changes). Whether intentgate ran the command (Dispatch) or
+// an external agent did (its pre-tool event takes the picture, its post-tool
+// event calls ObserveCommand), the changes then take the same path through
+// settle: judged against the session's intent, restored when
+// .orchestration/config.yaml says on_violation: revert, explained to the
+// model in one text, and recorded in the ledger with the command.
+
+// Picture is the workspace before a command an external agent is about to run.
+func (rt *Runtime) Picture() (*tools.StoredSnapshot, error) { return tools.Picture(rt.ws.Dir) }
+
+// ObserveCommand records what a command an external agent ran changed since
+// the picture before. The result's Output is what the model must be told
+// ("" when the command stayed within its intent's scope); a non-nil error
+// says what could not be judged or recorded.
+func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot) (*engine.Result, error) {
+	ctx, release, err := rt.Hold(ctx, c.Session)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rt.prepare(c)
+	changes, err := tools.Changes(rt.ws.Dir, before)
+	if err != nil {
+		return nil, fmt.Errorf("the workspace cannot be pictured after the command: %w", err)
+	}
+	r := &engine.Result{Changes: changes}
+	if len(changes) == 0 {
+		return r, nil
+	}
+	serr := rt.settle(ctx, c, before, r)
+	return r, errors.Join(serr, rt.eng.Observe(ctx, c, r))
+}
+
+// settle judges a command's changes, applies on_violation and tells the
+// model. It runs before the post-hooks, so the ledger records the changes as
+// judged here.
+func (rt *Runtime) settle(_ context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) error {
+	if rt.audit == nil || len(r.Changes) == 0 || rt.audit.Judge(c, r.Changes) == 0 {
+		return nil
+	}
+	var bad []engine.FileChange
+	var paths []string
+	for _, ch := range r.Changes {
+		if ch.Violation {
+			bad = append(bad, ch)
+			paths = append(paths, ch.Path)
+		}
+	}
+	cfg, cfgErr := rt.stores.Config.Load()
+	revert := cfg.OnViolation == orchestration.ViolationRevert
+	var restored map[string]error
+	if revert {
+		restored = restore(rt.ws.Dir, before, bad)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "SCOPE_VIOLATION: the command changed %d file(s) it was not allowed to change; intentgate recorded this in the ledger as a violation:\n", len(bad))
+	var errs []error
+	for _, ch := range bad {
+		note := ""
+		if revert {
+			if err := restored[ch.Path]; err != nil {
+				note = " (NOT restored: " + err.Error() + ")"
+				errs = append(errs, fmt.Errorf("cannot restore %s: %w", ch.Path, err))
+			} else {
+				note = " (restored)"
+			}
+		}
+		fmt.Fprintf(&b, "  %s: %s%s\n", ch.Path, ch.Reason, note)
+	}
+	if revert {
+		b.WriteString("intentgate restored these files to their state before the command (on_violation: revert). Do not make these changes again; if they are needed, ask for the intent's scope to be widened.")
+	} else {
+		b.WriteString("Undo these changes, or ask for the intent's scope to be widened.")
+	}
+	if cfgErr != nil {
+		errs = append(errs, fmt.Errorf("%w; violations are reported, not reverted", cfgErr))
+	}
+	if r.Output != "" && !strings.HasSuffix(r.Output, "\n") {
+		r.Output += "\n"
+	}
+	r.Output += b.String()
+	if r.Data == nil {
+		r.Data = map[string]any{}
+	}
+	r.Data["violations"] = paths
+	if revert {
+		r.Data["on_violation"] = string(orchestration.ViolationRevert)
+	}
+	return errors.Join(errs...)
+}
+
+// restore puts the files a command changed against the rules back to their
+// state in the picture, through an os.Root so that no link the command left
+// can redirect the restore. It returns, per path, why a file could not be
+// restored (nil when it was).
+func restore(dir string, st *tools.StoredSnapshot, bad []engine.FileChange) map[string]error {
+	out := map[string]error{}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		for _, ch := range bad {
+			out[ch.Path] = err
+		}
+		return out
+	}
+	defer root.Close()
+	for _, ch := range bad {
+		p := filepath.FromSlash(ch.Path)
+		f, had := st.Files[ch.Path]
+		var err error
+		switch {
+		case ch.Uninspected:
+			err = errors.New("it cannot be inspected")
+		case !ch.Existed:
+			err = root.Remove(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+		case had && f.Link != "":
+			if err = removeIfThere(root, p); err == nil {
+				err = root.Symlink(f.Link, p)
+			}
+		case had && f.Kept:
+			err = restoreFile(root, p, f.Content, f.Mode.Perm())
+		default:
+			err = errors.New("its old content was not kept")
+		}
+		out[ch.Path] = err
+	}
+	return out
+}
+
+func removeIfThere(root *os.Root, p string) error {
+	if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func restoreFile(root *os.Root, p string, content []byte, perm fs.FileMode) error {
+	if dir := filepath.Dir(p); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := removeIfThere(root, p); err != nil {
+		return err
+	}
+	f, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(content)
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,197 @@
+// Package gate is intentgate's governed runtime: one workspace under
+// governance, built once and used by every front door (dispatch, the MCP
+// server, the external agents' hooks, the daemon, the agent loop).
+//
+// Open builds, in one place, the stores of .orchestration/, the engine with
+// every policy in its order, and the tool registry. The front doors only
+// translate their protocol into engine.Call values and hand them to
+// Dispatch (intentgate runs the tool), or to Authorize and Observe (an
+// external agent runs it). The runtime fills in the call's workspace, runs
+// the calls of one session one at a time, in the order they arrive, while
+// different sessions run concurrently, and judges what a shell command
+// changed the same way whichever door it came through: the changes are
+// judged against the session's intent, on_violation (report | revert) from
+// .orchestration/config.yaml is applied, the model is told, and the ledger
+// records the changes with the command that caused them.
+package gate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/hooks"
+	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/orchestration/audit"
+)
+
+// Options tune a Runtime.
+type Options struct {
+	// Version is intentgate's version, written into ledger records.
+	Version string
+}
+
+// Runtime is one governed workspace. It is safe for concurrent use.
+type Runtime struct {
+	ws      *engine.Workspace
+	eng     *engine.Engine
+	stores  *orchestration.Stores // nil when .orchestration/ is not intact
+	intents hooks.Intents
+	git     *orchestration.Git
+	audit   *hooks.CommandAudit
+	orch    string
+	turns   turns
+}
+
+// failedIntents stands in for an intents file that could not be loaded: every
+// question about intents fails, so every mutating call is refused.
+type failedIntents struct{ err error }
+
+func (f failedIntents) Current() (*orchestration.IntentSet, error) { return nil, f.err }
+
+// Open opens the governed workspace at root, the directory holding
+// .orchestration/ (Find finds it). It never creates .orchestration/: a root
+// without one is an error that names `intentgate init`.
+func Open(root string, opts Options) (*Runtime, error) {
+	ws, err := engine.OpenWorkspace(root)
+	if err != nil {
+		return nil, err
+	}
+	rt := &Runtime{ws: ws, orch: ws.Abs(orchestration.DirName)}
+	if !isGoverned(ws.Dir) {
+		ws.Close()
+		return nil, fmt.Errorf("%s is not governed: it has no %s/; run `intentgate init` there first", root, orchestration.DirName)
+	}
+	if err := orchestration.CheckIntact(rt.orch); err != nil {
+		// Nothing may be opened through a redirected directory; every call
+		// is answered with the refusal that says why.
+		rt.eng = engine.New(engine.NewRegistry())
+		rt.eng.Use(hooks.Intact(rt.orch))
+		return rt, nil
+	}
+	if rt.stores, err = orchestration.Open(ws.Dir); err != nil {
+		ws.Close()
+		return nil, err
+	}
+	st := rt.stores
+	if st.Intents != nil {
+		rt.intents = st.Intents
+	} else {
+		rt.intents = failedIntents{st.IntentsErr}
+	}
+	if rt.git, err = orchestration.OpenGit(ws.Dir); err != nil {
+		rt.Close()
+		return nil, err
+	}
+
+	usage := hooks.NewUsage(st.Sessions)
+	reg := usage.Tools(rt.registry())
+	hl := hooks.NewHashLock(reg, st.Sessions)
+	modes := hooks.NewModes(reg, st.Sessions, st.Modes)
+	rt.audit = hooks.NewCommandAudit(reg, ws, rt.intents)
+	tr := hooks.NewTrace(hooks.TraceConfig{
+		Ledger: st.Ledger, Git: rt.git, Version: opts.Version,
+		Then: []hooks.Recorder{
+			hooks.NewIntentMap(rt.intents, rt.orch),
+			// Line fingerprints of each version, so blame can follow lines
+			// that later edits move.
+			audit.NewCapture(ws.Dir, st.Ledger.Path()),
+		},
+	})
+	e := engine.New(reg)
+	e.Use(
+		hooks.Intact(rt.orch),
+		hooks.Gatekeeper(reg, rt.intents, st.Sessions),
+		modes,
+		hooks.Protected(reg, ws),
+		hooks.Scope(reg, rt.intents),
+		hl,
+	)
+	e.After(
+		rt.audit,
+		hl,
+		modes,
+		tr,
+		usage,
+	)
+	e.OnDenial(tr, usage)
+	rt.eng = e
+	return rt, nil
+}
+
+// Close releases the workspace's stores.
+func (rt *Runtime) Close() error {
+	if rt.stores != nil {
+		rt.stores.Close()
+	}
+	return rt.ws.Close()
+}
+
+// Root is the workspace's directory, with symlinks resolved.
+func (rt *Runtime) Root() string { return rt.ws.Dir }
+
+// Workspace is the workspace calls are confined to.
+func (rt *Runtime) Workspace() *engine.Workspace { return rt.ws }
+
+// Registry is the tools calls are routed to.
+func (rt *Runtime) Registry() *engine.Registry { return rt.eng.Registry() }
+
+// Intents are the intents in force.
+func (rt *Runtime) Intents() hooks.Intents {
+	if rt.intents == nil {
+		return failedIntents{fmt.Errorf("%s is not intact", rt.orch)}
+	}
+	return rt.intents
+}
+
+// Stores are the workspace's .orchestration/ stores; nil while the directory
+// is not intact (every call is then refused).
+func (rt *Runtime) Stores() *orchestration.Stores { return rt.stores }
+
+// IntentsProblem is why the last edit of active_intents.yaml was rejected
+// (the previous intents stay in force), or nil.
+func (rt *Runtime) IntentsProblem() error {
+	if rt.stores == nil || rt.stores.Intents == nil {
+		return nil
+	}
+	return rt.stores.Intents.Problem()
+}
+
+// prepare fills in what the runtime owns in a call.
+func (rt *Runtime) prepare(c *engine.Call) { c.WS = rt.ws }
+
+// Dispatch runs a call through the pre-hooks, its tool and the post-hooks,
+// after the calls of its session that came before it. It returns what
+// engine.Engine.Dispatch returns.
+func (rt *Runtime) Dispatch(ctx context.Context, c *engine.Call) (*engine.Result, error) {
+	ctx, release, err := rt.Hold(ctx, c.Session)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rt.prepare(c)
+	return rt.eng.Dispatch(ctx, c)
+}
+
+// Authorize runs the pre-hooks only, for a tool an external agent runs. It
+// returns nil or a *engine.Denial.
+func (rt *Runtime) Authorize(ctx context.Context, c *engine.Call) error {
+	ctx, release, err := rt.Hold(ctx, c.Session)
+	if err != nil {
+		return err
+	}
+	defer release()
+	rt.prepare(c)
+	return rt.eng.Authorize(ctx, c)
+}
+
+// Observe runs the post-hooks for a call an external agent ran.
+func (rt *Runtime) Observe(ctx context.Context, c *engine.Call, r *engine.Result) error {
+	ctx, release, err := rt.Hold(ctx, c.Session)
+	if err != nil {
+		return err
+	}
+	defer release()
+	rt.prepare(c)
+	return rt.eng.Observe(ctx, c, r)
+}

@@ -1,0 +1,237 @@
+// Package mcpserver is intentgate's Model Context Protocol server: the
+// governed tools of one workspace, offered with the JSON Schemas intentgate
+// gives its own models, every call run through the governed runtime.
+// Each connection is one intentgate session.
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/gate"
+	"github.com/intentgate/intentgate/prompts"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options tune a Server.
+type Options struct {
+	Session string // one session id for every connection, instead of a fresh one each
+	Agent   string // agent name for calls, instead of the client's name
+	Model   string
+	Version string // intentgate's version, told to clients
+	Log     *slog.Logger
+}
+
+// Server is the MCP face of one governed workspace. It may serve many
+// connections at once; each is its own intentgate session.
+type Server = toolServer
+
+// New returns the server of the workspace rt governs. With a nil rt, every
+// call is refused with why (the directory is not governed), and nothing is
+// created there.
+func New(rt *gate.Runtime, why string, o Options) *Server {
+	m := newToolServer(rt, o)
+	if rt == nil {
+		m.ungoverned = why
+		m.log.Warn(why)
+	}
+	return m
+}
+
+// ServeStdio serves one connection on a byte stream (stdin and stdout),
+// until the client hangs up or ctx is done. A client may send requests
+// without waiting for answers: tool calls are handed on in the order they
+// came, each once the one before it is answered.
+func (m *toolServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	g := newEOFGate(in, out)
+	err := m.Serve(ctx, &mcp.IOTransport{Reader: g, Writer: g})
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil // a signal, or the client hung up: both end the session
+	}
+	return err
+}
+
+// Serve runs one connection until the client ends it or ctx is done.
+func (m *toolServer) Serve(ctx context.Context, t mcp.Transport) error {
+	ss, err := m.srv.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	defer m.forget(ss)
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		ss.Close()
+		<-done
+		return ctx.Err()
+	}
+}
+
+type toolServer struct {
+	rt  *gate.Runtime // nil where the workspace is not governed
+	o   Options
+	log *slog.Logger
+	srv *mcp.Server
+
+	ungoverned string // why every call is refused, when g is nil
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]string
+	problem  string // the last intents problem reported
+	calls    atomic.Uint64
+}
+
+func newToolServer(rt *gate.Runtime, o Options) *toolServer {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	m := &toolServer{rt: rt, o: o, sessions: map[*mcp.ServerSession]string{}, log: o.Log}
+	m.srv = mcp.NewServer(&mcp.Implementation{Name: "intentgate", Title: "intentgate", Version: o.Version},
+		&mcp.ServerOptions{
+			Logger: m.log,
+			Instructions: "Every tool call here is checked by intentgate against the intents declared for this workspace. " +
+				"Call select_active_intent first.\n" + prompts.IntentProtocol(),
+			// No logging capability: logs go to stderr, not to the client.
+			Capabilities: &mcp.ServerCapabilities{},
+		})
+	closed := false
+	for _, t := range prompts.Tools() {
+		m.srv.AddTool(&mcp.Tool{
+			Name:        t.Name,
+			Description: t.Description,
+			InputSchema: t.Parameters(),
+			Annotations: &mcp.ToolAnnotations{
+				ReadOnlyHint:  t.Group == "read",
+				OpenWorldHint: &closed, // the workspace is the whole world
+			},
+		}, m.handler(t.Name))
+	}
+	return m
+}
+
+// session is the intentgate session of a connection: the one --session
+// names, the transport's own session id if it has one, else an id made
+// when the connection makes its first call.
+func (m *toolServer) session(ss *mcp.ServerSession) string {
+	if m.o.Session != "" {
+		return m.o.Session
+	}
+	if id := ss.ID(); id != "" {
+		return id
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id, ok := m.sessions[ss]
+	if !ok {
+		var b [8]byte
+		rand.Read(b[:])
+		id = "mcp-" + hex.EncodeToString(b[:])
+		m.sessions[ss] = id
+		m.log.Info("new session", "session", id)
+	}
+	return id
+}
+
+// forget drops what the server keeps about a connection that has ended.
+func (m *toolServer) forget(ss *mcp.ServerSession) {
+	m.mu.Lock()
+	delete(m.sessions, ss)
+	m.mu.Unlock()
+}
+
+func (m *toolServer) agent(ss *mcp.ServerSession) engine.Agent {
+	a := engine.Agent{Name: m.o.Agent, Model: m.o.Model}
+	if a.Name == "" {
+		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+			a.Name = p.ClientInfo.Name
+		}
+	}
+	if a.Name == "" {
+		a.Name = "mcp"
+	}
+	return a
+}
+
+// handler runs calls of one tool through the engine.
+func (m *toolServer) handler(tool string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		session := m.session(req.Session)
+		if m.rt == nil {
+			d := &engine.Denial{Code: engine.HookError, Tool: tool, Message: m.ungoverned + ", so no intent can be selected and nothing is allowed",
+				Hint: "tell the user to run `intentgate init` in the workspace, or to start intentgate mcp with --workspace"}
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(d.JSON())}}}, nil
+		}
+		c := &engine.Call{
+			ID:      fmt.Sprintf("%s-%d", session, m.calls.Add(1)),
+			Session: session,
+			Tool:    tool,
+			Args:    req.Params.Arguments,
+			Agent:   m.agent(req.Session),
+		}
+		res, err := m.rt.Dispatch(ctx, c)
+		m.reportProblem()
+		return m.result(c, res, err), nil
+	}
+}
+
+// result is the engine's answer as an MCP tool result: a refusal or a failed
+// tool is a result with isError set, so that the model sees it and can act
+// on it; protocol errors are for calls that never reached a tool.
+func (m *toolServer) result(c *engine.Call, res *engine.Result, err error) *mcp.CallToolResult {
+	var pe *engine.PostError
+	switch {
+	case err == nil, errors.As(err, &pe):
+	default:
+		text := err.Error()
+		if d, ok := engine.AsDenial(err); ok {
+			text = string(d.JSON())
+			m.log.Info("denied", "session", c.Session, "call", c.ID, "tool", c.Tool, "code", d.Code)
+		} else {
+			m.log.Info("failed", "session", c.Session, "call", c.ID, "tool", c.Tool, "error", text)
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	}
+	m.log.Info("ok", "session", c.Session, "call", c.ID, "tool", c.Tool, "intent", c.Intent)
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Output}}}
+	if len(res.Data) > 0 {
+		out.StructuredContent = res.Data
+	}
+	if pe != nil {
+		for _, e := range pe.Errs {
+			msg := "the call happened but was not fully recorded: " + e.Error()
+			m.log.Warn(msg, "session", c.Session, "call", c.ID, "tool", c.Tool)
+			out.Content = append(out.Content, &mcp.TextContent{Text: "warning: " + msg})
+		}
+	}
+	return out
+}
+
+// reportProblem logs, once per new problem, that an edit of
+// active_intents.yaml was rejected and the last good intents stay in force.
+func (m *toolServer) reportProblem() {
+	if m.rt == nil {
+		return
+	}
+	p := m.rt.IntentsProblem()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p == nil {
+		m.problem = ""
+		return
+	}
+	if msg := p.Error(); msg != m.problem {
+		m.problem = msg
+		m.log.Warn("the last edit of active_intents.yaml was rejected; the previous intents stay in force:\n" + msg)
+	}
+}

@@ -1,0 +1,226 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+)
+
+// eofGate carries the stdio stream between the client and the SDK, and does
+// two things the SDK does not:
+//
+//   - It hands on a tools/call request only once every tools/call before it
+//     has been answered. The SDK runs requests concurrently, so a client that
+//     sends select_active_intent and then a write without waiting would
+//     otherwise have the write judged before its intent is selected. Other
+//     messages (notifications, pings) still pass while a call runs, as long
+//     as no tool call waits before them.
+//   - It holds back the end of the input until every request read has been
+//     answered. The go-sdk stops writing as soon as its input ends
+//     (modelcontextprotocol/go-sdk#1061), so a client that sends its requests
+//     and closes stdin, as `intentgate mcp < calls.jsonl` does, would
+//     otherwise get no answers to the last of them.
+type eofGate struct {
+	r io.Reader
+	w io.Writer
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	pending  int                 // requests read and not yet answered
+	inflight map[string]struct{} // tool calls handed on and not yet answered, by id
+	lines    [][]byte            // complete lines read and not yet handed on
+	started  bool                // lines[0] was admitted and is being handed on
+	partial  []byte              // the start of a line not yet complete
+	eof      bool
+	closed   bool
+}
+
+// eofGateMax bounds the wait for answers after the input ended: longer than
+// any tool takes (execute_command stops a command after two minutes).
+const eofGateMax = 5 * time.Minute
+
+func newEOFGate(r io.Reader, w io.Writer) *eofGate {
+	g := &eofGate{r: r, w: w, inflight: map[string]struct{}{}}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+func (g *eofGate) Read(p []byte) (int, error) {
+	g.mu.Lock()
+	for len(g.lines) == 0 {
+		if g.eof || g.closed {
+			g.mu.Unlock()
+			return 0, g.waitAnswered()
+		}
+		g.mu.Unlock()
+		buf := make([]byte, 64<<10)
+		n, err := g.r.Read(buf)
+		g.mu.Lock()
+		g.partial = append(g.partial, buf[:n]...)
+		for {
+			i := bytes.IndexByte(g.partial, '\n')
+			if i < 0 {
+				break
+			}
+			g.lines = append(g.lines, bytes.Clone(g.partial[:i+1]))
+			g.partial = g.partial[i+1:]
+		}
+		if len(g.partial) == 0 {
+			g.partial = nil // let a large line's buffer go
+		}
+		if err == io.EOF {
+			if len(g.partial) > 0 {
+				g.lines = append(g.lines, g.partial)
+			}
+			g.partial, g.eof = nil, true
+		} else if err != nil {
+			g.mu.Unlock()
+			return 0, err
+		}
+	}
+	line := g.lines[0]
+	if !g.started {
+		heads := rpcHeads(line)
+		calls := toolCallIDs(heads)
+		if len(calls) > 0 {
+			// A call whose answer never shows (a batch the SDK refused
+			// as a whole) must not stop the connection for good.
+			deadline := time.Now().Add(eofGateMax)
+			timer := time.AfterFunc(eofGateMax, func() {
+				g.mu.Lock()
+				g.cond.Broadcast()
+				g.mu.Unlock()
+			})
+			for len(g.inflight) > 0 && !g.closed && time.Now().Before(deadline) {
+				g.cond.Wait()
+			}
+			timer.Stop()
+			clear(g.inflight)
+			for _, id := range calls {
+				g.inflight[id] = struct{}{}
+			}
+		}
+		g.pending += countRequests(heads)
+		g.started = true
+	}
+	n := copy(p, line)
+	if n == len(line) {
+		g.lines, g.started = g.lines[1:], false
+	} else {
+		g.lines[0] = line[n:]
+	}
+	g.mu.Unlock()
+	return n, nil
+}
+
+func (g *eofGate) waitAnswered() error {
+	timer := time.AfterFunc(eofGateMax, func() {
+		g.mu.Lock()
+		g.closed = true
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	})
+	defer timer.Stop()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.pending > 0 && !g.closed {
+		g.cond.Wait()
+	}
+	return io.EOF
+}
+
+func (g *eofGate) Write(p []byte) (int, error) {
+	n, err := g.w.Write(p)
+	var answered []string
+	for _, line := range bytes.Split(p, []byte("\n")) {
+		for _, h := range rpcHeads(line) {
+			if h.Method == "" && h.hasID() {
+				answered = append(answered, normalID(h.ID))
+			}
+		}
+	}
+	if len(answered) > 0 {
+		g.mu.Lock()
+		g.pending -= len(answered)
+		for _, id := range answered {
+			delete(g.inflight, id)
+		}
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	}
+	return n, err
+}
+
+// Close ends the waits: the connection is going away.
+func (g *eofGate) Close() error {
+	g.mu.Lock()
+	g.closed = true
+	g.cond.Broadcast()
+	g.mu.Unlock()
+	return nil
+}
+
+// rpcHead is what tells JSON-RPC requests and responses apart.
+type rpcHead struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+func (h rpcHead) hasID() bool { return len(h.ID) > 0 && string(h.ID) != "null" }
+
+// rpcHeads reads one line of JSON-RPC: a message or a batch of them.
+func rpcHeads(line []byte) []rpcHead {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	if line[0] == '[' {
+		var hs []rpcHead
+		if json.Unmarshal(line, &hs) != nil {
+			return nil
+		}
+		return hs
+	}
+	var h rpcHead
+	if json.Unmarshal(line, &h) != nil {
+		return nil
+	}
+	return []rpcHead{h}
+}
+
+func countRequests(heads []rpcHead) int {
+	n := 0
+	for _, h := range heads {
+		if h.Method != "" && h.hasID() {
+			n++
+		}
+	}
+	return n
+}
+
+// toolCallIDs are the ids of the tools/call requests among heads.
+func toolCallIDs(heads []rpcHead) []string {
+	var ids []string
+	for _, h := range heads {
+		if h.Method == "tools/call" && h.hasID() {
+			ids = append(ids, normalID(h.ID))
+		}
+	}
+	return ids
+}
+
+// normalID spells a JSON-RPC id one way, whatever escapes or number form
+// the client or the SDK used.
+func normalID(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
+}
