@@ -18,10 +18,16 @@ var (
 	buildErr  error
 )
 
-// intentgate builds the intentgate binary once per run.
+// intentgate builds the intentgate binary once per run, unless
+// INTENTGATE_BENCH_BIN names one to measure instead (an older build, to
+// compare before and after).
 func intentgate(b *testing.B) string {
 	b.Helper()
 	buildOnce.Do(func() {
+		if p := os.Getenv("INTENTGATE_BENCH_BIN"); p != "" {
+			builtBin = p
+			return
+		}
 		dir, err := os.MkdirTemp("", "intentgate-bench-")
 		if err != nil {
 			buildErr = err

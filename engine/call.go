@@ -143,6 +143,28 @@ type FileChange struct {
 	// command changed): no before hash is recorded for it.
 	BeforeUnknown bool
 	Reason        string
+	// BeforeSHA256 and AfterSHA256 are the hashes of Before and After
+	// when whoever made the change computed them (Workspace.Edit does), so
+	// that the policies and the trace do not hash the content again; ""
+	// when not known yet. BeforeHash and AfterHash fill them in.
+	BeforeSHA256 string
+	AfterSHA256  string
+}
+
+// BeforeHash returns the hash of Before, computing it at most once.
+func (ch *FileChange) BeforeHash() string {
+	if ch.BeforeSHA256 == "" {
+		ch.BeforeSHA256 = Hash(ch.Before)
+	}
+	return ch.BeforeSHA256
+}
+
+// AfterHash returns the hash of After, computing it at most once.
+func (ch *FileChange) AfterHash() string {
+	if ch.AfterSHA256 == "" {
+		ch.AfterSHA256 = Hash(ch.After)
+	}
+	return ch.AfterSHA256
 }
 
 // FileRead is a whole or partial read of a file, for the hash lock baseline.

@@ -74,6 +74,27 @@ type Spec struct {
 // Mutating reports whether calls of this tool can change the workspace.
 func (s Spec) Mutating() bool { return s.Group == GroupEdit || s.Group == GroupCommand }
 
+// Classifier is implemented by a tool whose calls differ in whether they can
+// change the workspace (an MCP server's tool annotated read-only or not): the
+// decision is then made per call rather than by the tool's group.
+type Classifier interface {
+	Mutates(c *Call) bool
+}
+
+// MutatingCall reports whether c can change the workspace: per call for a
+// tool that is a Classifier, by its group otherwise; a tool the registry
+// does not know counts as mutating.
+func (r *Registry) MutatingCall(c *Call) bool {
+	s, ok := r.specs[c.Tool]
+	if !ok {
+		return true
+	}
+	if cl, ok := s.Tool.(Classifier); ok {
+		return cl.Mutates(c)
+	}
+	return s.Mutating()
+}
+
 // Registry routes tool names to tools, the way a mux routes paths.
 type Registry struct {
 	specs map[string]Spec

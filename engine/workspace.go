@@ -477,6 +477,12 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		return ch, err
 	}
 	ch.After = after
+	ch.AfterSHA256 = Hash(after)
+	if want, ok := c.Expect[rel]; ok && want != "" && ch.Existed {
+		// checkExpect below refuses unless the file still hashes to
+		// want, and the lock keeps intentgate's other writers out.
+		ch.BeforeSHA256 = want
+	}
 
 	tmp, err := writeTemp(dir, name, after, perm)
 	if err != nil {
@@ -521,6 +527,9 @@ func checkExpect(c *Call, dir *os.Root, rel, name string) error {
 		Hint:    "read the file again with read_file, then redo your change on the current content"}
 	switch {
 	case want == "":
+		// The session has not read what someone else created: its hash
+		// is not the session's to learn from a refusal.
+		d.ActualSHA256 = ""
 		d.Message = rel + " was created by someone else since this session checked it"
 	case actual == "":
 		d.Message = rel + " was deleted since this session last read it"

@@ -22,8 +22,7 @@ const SelectTool = "select_active_intent"
 // one, so later hooks and the ledger know it.
 func Gatekeeper(reg *engine.Registry, intents Intents, sessions *orchestration.SessionStore) engine.PreHook {
 	return engine.PreFunc(func(ctx context.Context, c *engine.Call) error {
-		spec, known := reg.Lookup(c.Tool)
-		mutating := !known || spec.Mutating()
+		mutating := reg.MutatingCall(c)
 		if c.Tool == SelectTool {
 			return nil
 		}

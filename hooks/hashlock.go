@@ -13,7 +13,8 @@ import (
 
 // HashLock is the stale-file policy. Its pre-hook refuses an edit of an
 // existing file the session never read (NOT_READ) or whose content changed
-// since (STALE_FILE), honours an explicit expected_sha256 argument, and leaves
+// since (STALE_FILE), checks an explicit expected_sha256 argument on top of
+// that (never instead of it), and leaves
 // the hash on the call so the tool re-checks it under the file lock. Its
 // post-hook records what the session has now seen: the files it read whole
 // and the content it wrote.
@@ -54,10 +55,12 @@ func (h *HashLock) Pre(ctx context.Context, c *engine.Call) error {
 	if exists {
 		actual = engine.Hash(cur)
 	}
-	if hasWant && want != actual {
-		return stale(c, rel, want, actual, "does not have the content named by expected_sha256")
-	}
 	if !exists {
+		if hasWant && want != "" {
+			// The session expects a file that is not there; nothing of
+			// anyone's content is disclosed by saying so.
+			return stale(c, rel, want, "", "does not exist, but expected_sha256 names a content for it")
+		}
 		// A new file: it must still not exist when the tool writes it.
 		c.SetExpect(rel, "")
 		return nil
@@ -66,14 +69,21 @@ func (h *HashLock) Pre(ctx context.Context, c *engine.Call) error {
 	if err != nil {
 		return err
 	}
+	// expected_sha256 is a condition on top of the read, never a substitute
+	// for it: a hash can be guessed, learnt from elsewhere or computed from
+	// a copy, but only a read shows the session what it is about to destroy.
+	// The refusal names no hash: the session has not seen this file.
 	seen, read := s.Reads[rel]
-	if !read && !hasWant {
-		return &engine.Denial{Code: engine.NotRead, Path: rel,
+	if !read {
+		return &engine.Denial{Code: engine.NotRead, Path: rel, Intent: c.Intent,
 			Message: fmt.Sprintf("%s exists and this session has not read it, so overwriting it could destroy work it has not seen", rel),
 			Hint:    "call read_file on it first (the whole file), then write"}
 	}
-	if read && seen != actual && !hasWant {
+	if seen != actual {
 		return stale(c, rel, seen, actual, "changed since this session last read it")
+	}
+	if hasWant && want != actual {
+		return stale(c, rel, want, actual, "does not have the content named by expected_sha256")
 	}
 	c.SetExpect(rel, actual)
 	return nil
@@ -103,7 +113,8 @@ func (h *HashLock) Post(ctx context.Context, c *engine.Call, r *engine.Result) e
 				s.Reads[rd.Path] = rd.SHA256
 			}
 		}
-		for _, ch := range r.Changes {
+		for i := range r.Changes {
+			ch := &r.Changes[i]
 			switch {
 			case !wrote:
 				delete(s.Reads, ch.Path)
@@ -112,7 +123,7 @@ func (h *HashLock) Post(ctx context.Context, c *engine.Call, r *engine.Result) e
 			case ch.Deleted:
 				delete(s.Reads, ch.Path)
 			default:
-				s.Reads[ch.Path] = engine.Hash(ch.After)
+				s.Reads[ch.Path] = ch.AfterHash()
 			}
 		}
 		return nil

@@ -165,8 +165,17 @@ func TestHashLock(t *testing.T) {
 	e.must("read_file", map[string]any{"path": "src/a.txt", "start_line": 1, "end_line": 2})
 	e.want(engine.NotRead, "write_to_file", map[string]any{"path": "src/a.txt", "content": "x\n"})
 
-	// An explicit precondition stands in for a read, and is checked.
-	d := e.want(engine.StaleFile, "write_to_file", map[string]any{"path": "src/a.txt", "content": "x\n", "expected_sha256": engine.Hash([]byte("other"))})
+	// An explicit precondition never stands in for a read, and the refusal
+	// does not disclose the hash of the unread file.
+	d := e.want(engine.NotRead, "write_to_file", map[string]any{"path": "src/a.txt", "content": "x\n", "expected_sha256": engine.Hash([]byte("other"))})
+	if d.ActualSHA256 != "" || d.ExpectedSHA256 != "" {
+		t.Errorf("NOT_READ hashes = %q / %q, want none", d.ExpectedSHA256, d.ActualSHA256)
+	}
+	e.want(engine.NotRead, "write_to_file", map[string]any{"path": "src/a.txt", "content": "x\n", "expected_sha256": "sha256:" + sum})
+
+	// After a whole read, the precondition is checked on top of it.
+	e.must("read_file", map[string]any{"path": "src/a.txt"})
+	d = e.want(engine.StaleFile, "write_to_file", map[string]any{"path": "src/a.txt", "content": "x\n", "expected_sha256": engine.Hash([]byte("other"))})
 	if d.ActualSHA256 != sum || d.ExpectedSHA256 != engine.Hash([]byte("other")) {
 		t.Errorf("STALE_FILE hashes = %s / %s, want the file's %s as actual", d.ExpectedSHA256, d.ActualSHA256, sum)
 	}

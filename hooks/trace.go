@@ -28,6 +28,14 @@ type Recorder interface {
 	Recorded(rec *orchestration.Record, line []byte) error
 }
 
+// ContentRecorder is a Recorder that also takes, for the record of a change,
+// the content the change left (hashing to rec's after_sha256), so that it
+// need not read the file again, which may have changed since.
+type ContentRecorder interface {
+	Recorder
+	RecordedContent(rec *orchestration.Record, line, after []byte) error
+}
+
 // Trace is the recording policy: after a change it appends one ledger record
 // per changed file, with the changed line ranges and their content hashes,
 // and tells the recorders that follow it (the intent map); every refusal is recorded too, since
@@ -52,14 +60,15 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 	// Every change gets its record: one that cannot be written must not
 	// keep the ones after it out of the ledger.
 	var errs []error
-	for _, ch := range r.Changes {
+	for i := range r.Changes {
+		ch := &r.Changes[i]
 		ranges, deleted := orchestration.ComputeRanges(ch.Before, ch.After)
 		m := orchestration.Meta{
 			Intent: c.Intent, Session: c.Session, CallID: c.ID, Tool: c.Tool,
 			Command: command, DeletedLines: deleted,
 		}
 		if ch.Existed && !ch.BeforeUnknown {
-			m.BeforeSHA256 = engine.Hash(ch.Before)
+			m.BeforeSHA256 = ch.BeforeHash()
 		}
 		// A name that is not UTF-8 (a command can create one) cannot be
 		// a ledger path as is; record it readably rather than not at all.
@@ -77,12 +86,12 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 			m.Mutation = orchestration.MutationCreate
 		}
 		if !ch.Deleted {
-			m.AfterSHA256 = engine.Hash(ch.After)
+			m.AfterSHA256 = ch.AfterHash()
 		} else {
 			ranges = nil
 		}
 		if ch.Violation || ch.Reason != "" {
-			m.Denial = reasonJSON(c, ch)
+			m.Denial = reasonJSON(c, *ch)
 		}
 		rec, err := orchestration.NewRecord(orchestration.RecordInput{
 			Revision: rev, ToolVersion: t.cfg.Version, Model: c.Agent.Model, AgentName: c.Agent.Name,
@@ -92,7 +101,11 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 			errs = append(errs, fmt.Errorf("trace %q: %w", ch.Path, err))
 			continue
 		}
-		if err := t.append(rec); err != nil {
+		var after []byte
+		if !ch.Deleted && !ch.Violation {
+			after = ch.After
+		}
+		if err := t.append(rec, after); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -131,13 +144,13 @@ func (t *Trace) Denied(ctx context.Context, c *engine.Call, d *engine.Denial) er
 	if err != nil {
 		return err
 	}
-	return t.append(rec)
+	return t.append(rec, nil)
 }
 
 // append retries briefly: a full disk or a lock held by a crashed process may
 // clear, and a record must not be dropped silently. The last error is
 // returned so the front door reports it. Recorders run once the record is in.
-func (t *Trace) append(rec *orchestration.Record) error {
+func (t *Trace) append(rec *orchestration.Record, after []byte) error {
 	// A command may have swapped the directory for a link since the call
 	// began; appending through it would write outside the workspace.
 	if err := orchestration.CheckIntact(filepath.Dir(t.cfg.Ledger.Path()), orchestration.LedgerName, orchestration.LedgerName+".lock"); err != nil {
@@ -156,7 +169,13 @@ func (t *Trace) append(rec *orchestration.Record) error {
 	}
 	var errs []error
 	for _, r := range t.cfg.Then {
-		if err := r.Recorded(rec, line); err != nil {
+		var err error
+		if cr, ok := r.(ContentRecorder); ok && after != nil {
+			err = cr.RecordedContent(rec, line, after)
+		} else {
+			err = r.Recorded(rec, line)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}

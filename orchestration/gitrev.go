@@ -3,6 +3,7 @@ package orchestration
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -13,6 +14,17 @@ import (
 // hook answers many calls.
 type Git struct {
 	repo *git.Repository
+
+	// For LazyGit: the workspace, opened on the first Head.
+	dir  string
+	once sync.Once
+	err  error
+}
+
+// LazyGit is OpenGit put off until the first Head: a process that records
+// nothing (a hook answering a read, say) never opens the repository.
+func LazyGit(workspace string) *Git {
+	return &Git{dir: workspace}
 }
 
 // OpenGit opens the git repository containing workspace, looking upwards for
@@ -38,6 +50,20 @@ func OpenGit(workspace string) (*Git, error) {
 func (g *Git) Head() (string, error) {
 	if g == nil {
 		return "", nil
+	}
+	if g.dir != "" {
+		g.once.Do(func() {
+			var opened *Git
+			if opened, g.err = OpenGit(g.dir); opened != nil {
+				g.repo = opened.repo
+			}
+		})
+		if g.err != nil {
+			return "", g.err
+		}
+		if g.repo == nil {
+			return "", nil // not in a repository
+		}
 	}
 	ref, err := g.repo.Head()
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {

@@ -131,3 +131,20 @@ func TestGitHead(t *testing.T) {
 		}
 	})
 }
+
+// LazyGit answers as OpenGit does, opening the repository on first use.
+func TestLazyGit(t *testing.T) {
+	if h, err := LazyGit(t.TempDir()).Head(); err != nil || (h != "" && len(h) != 40) {
+		t.Errorf("LazyGit(not a repository).Head() = %q, %v", h, err)
+	}
+	repo := t.TempDir()
+	gitRun(t, repo, "init", "-q")
+	g := LazyGit(repo)
+	if h, err := g.Head(); h != "" || err != nil {
+		t.Errorf("Head() with no commits = %q, %v; want \"\", nil", h, err)
+	}
+	first := gitCommit(t, repo, "a.txt", "one\n")
+	if h, err := g.Head(); h != first || err != nil {
+		t.Errorf("Head() = %q, %v; want %q", h, err, first)
+	}
+}

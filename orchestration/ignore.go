@@ -120,6 +120,11 @@ func IsGoverned(rel string) bool {
 		if len(parts) > 1 && parts[1] == "hooks" {
 			return true
 		}
+	case ".roo":
+		// Roo's MCP settings name commands that intentgate's MCP hub runs.
+		if len(parts) > 1 && parts[1] == "mcp.json" {
+			return true
+		}
 	}
 	for _, p := range parts {
 		if p == ".git" || p == "git~1" {

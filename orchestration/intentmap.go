@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/intentgate/intentgate/internal/fsx"
@@ -51,6 +53,12 @@ type IntentMapIntent struct {
 	Files      map[string]*IntentMapEntry `json:"files,omitempty"` // by path
 	Denials    int                        `json:"denials,omitempty"`
 	Violations int                        `json:"violations,omitempty"`
+
+	// What rendering made of it, kept while the summary stays in memory
+	// so that an update renders only what changed: the paths in order
+	// (nil until first needed) and the rendered body (nil when stale).
+	paths []string
+	body  [2][]byte // by listOpen
 }
 
 // IntentMapEntry is an intent's latest change of one file.
@@ -59,6 +67,8 @@ type IntentMapEntry struct {
 	Deleted bool      `json:"deleted,omitempty"`
 	Trace   string    `json:"trace"` // the record id
 	Time    time.Time `json:"time"`
+
+	row []byte // the rendered table row, once rendered
 }
 
 func newIntentMapSummary() *IntentMapSummary {
@@ -82,9 +92,11 @@ func (s *IntentMapSummary) fold(rec *Record) {
 	switch {
 	case decision == DecisionDeny || mutation == MutationDenial:
 		in.Denials++
+		in.body = [2][]byte{}
 		return
 	case decision == DecisionViolation || mutation == MutationViolation:
 		in.Violations++
+		in.body = [2][]byte{}
 		return
 	}
 	for _, f := range rec.Files {
@@ -101,7 +113,12 @@ func (s *IntentMapSummary) fold(rec *Record) {
 		if in.Files == nil {
 			in.Files = map[string]*IntentMapEntry{}
 		}
+		if _, had := in.Files[f.Path]; !had && in.paths != nil {
+			i := sort.SearchStrings(in.paths, f.Path)
+			in.paths = slices.Insert(in.paths, i, f.Path)
+		}
 		in.Files[f.Path] = e
+		in.body = [2][]byte{}
 	}
 }
 
@@ -174,6 +191,34 @@ func RebuildIntentMap(orchDir string, intents []Intent, ledgerPath string) error
 	return intentMapRun(orchDir, intents, ledgerPath, true, nil, nil)
 }
 
+// intentMapState is what this process last wrote or read of one
+// .orchestration directory's intent map: while the files are as it left them
+// (same file, size and modification time), an update folds the new records
+// into the summary in memory and renders only the intents they changed,
+// instead of parsing the whole summary and rendering the whole map again.
+type intentMapState struct {
+	sum        *IntentMapSummary
+	sumInfo    fs.FileInfo // intent_map.json as last written or read
+	sumRecords int         // the records it holds
+	md         []byte      // intent_map.md as last written
+	mdInfo     fs.FileInfo
+}
+
+var (
+	intentMapMu    sync.Mutex
+	intentMapCache = map[string]*intentMapState{}
+)
+
+// intentMapLag is how many records the summary file may lag behind the
+// ledger before an update rewrites it. It is derived: whoever reads a lagging
+// summary folds the missing records from the ledger, so writing it on every
+// update (its whole size, each time) buys nothing.
+const intentMapLag = 64
+
+func sameInfo(a, b fs.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
 func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild bool, rec *Record, line []byte) error {
 	if err := os.MkdirAll(orchDir, 0o755); err != nil {
 		return fmt.Errorf("intent map: %w", err)
@@ -184,17 +229,32 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 	}
 	defer lock.Release()
 
-	sumPath := filepath.Join(orchDir, IntentMapSummaryName)
-	var sum *IntentMapSummary
-	if !rebuild {
-		sum = intentMapLoad(sumPath)
+	key := filepath.Clean(orchDir)
+	intentMapMu.Lock()
+	st := intentMapCache[key]
+	delete(intentMapCache, key) // put back only when everything below went well
+	intentMapMu.Unlock()
+	if st == nil || rebuild || ledgerPath != filepath.Join(orchDir, LedgerName) {
+		st = &intentMapState{}
 	}
-	dirty := sum == nil
+
+	sumPath := filepath.Join(orchDir, IntentMapSummaryName)
+	sum := st.sum
+	if cur, err := os.Stat(sumPath); sum == nil || err != nil || !sameInfo(cur, st.sumInfo) {
+		sum, st.sumRecords = nil, 0
+		if !rebuild {
+			sum = intentMapLoad(sumPath)
+			if sum != nil {
+				st.sumInfo, st.sumRecords = cur, sum.Records
+			}
+		}
+	}
+	reset := sum == nil // a new summary: written at once, whatever its lag
 	f, err := os.Open(ledgerPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if sum == nil || sum.Records > 0 {
-			sum, dirty = newIntentMapSummary(), true
+			sum, reset = newIntentMapSummary(), true
 		}
 	case err != nil:
 		return fmt.Errorf("intent map: %w", err)
@@ -214,16 +274,14 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 			}
 		}
 		if sum == nil {
-			sum, dirty = newIntentMapSummary(), true
+			sum, reset = newIntentMapSummary(), true
 		}
-		folded, err := sum.catchUp(f, rec, line)
-		if err != nil {
+		if _, err := sum.catchUp(f, rec, line); err != nil {
 			return err
 		}
-		dirty = dirty || folded
 	}
 
-	if dirty {
+	if reset || st.sumInfo == nil || sum.Records-st.sumRecords >= intentMapLag {
 		b, err := json.Marshal(sum)
 		if err != nil {
 			return fmt.Errorf("intent map: %w", err)
@@ -231,16 +289,59 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 		if err := fsx.Replace(sumPath, append(b, '\n'), 0o644, fsx.Derived); err != nil {
 			return fmt.Errorf("intent map: %w", err)
 		}
+		st.sumInfo, _ = os.Stat(sumPath)
+		st.sumRecords = sum.Records
 	}
 	mdPath := filepath.Join(orchDir, IntentMapName)
 	md := RenderIntentMap(intents, sum)
-	if old, err := os.ReadFile(mdPath); err == nil && bytes.Equal(old, md) {
-		return nil
+	cur, err := os.Stat(mdPath)
+	same := err == nil && sameInfo(cur, st.mdInfo) && bytes.Equal(st.md, md)
+	if !same && err == nil && st.mdInfo == nil {
+		// Not written by this process: compare with what is there.
+		if old, err := os.ReadFile(mdPath); err == nil && bytes.Equal(old, md) {
+			same = true
+			st.mdInfo = cur
+		}
 	}
-	if err := fsx.WriteFile(mdPath, md, 0o644); err != nil {
-		return fmt.Errorf("intent map: %w", err)
+	if !same {
+		// intent_map.md is derived from the ledger: it is replaced
+		// atomically, for readers, but not fsynced. After a crash the next
+		// update finds it differing from what the ledger renders and
+		// writes it again.
+		if err := replaceUnsynced(mdPath, md); err != nil {
+			return fmt.Errorf("intent map: %w", err)
+		}
+		st.mdInfo, _ = os.Stat(mdPath)
 	}
+	st.md, st.sum = md, sum
+	intentMapMu.Lock()
+	intentMapCache[key] = st
+	intentMapMu.Unlock()
 	return nil
+}
+
+// replaceUnsynced replaces path with data by a rename, so that a reader sees
+// the old bytes or the new ones, without fsync.
+func replaceUnsynced(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		os.Remove(name)
+	}
+	return err
 }
 
 func intentMapLoad(path string) *IntentMapSummary {
@@ -322,11 +423,21 @@ func RenderIntentMap(intents []Intent, summary *IntentMapSummary) []byte {
 }
 
 // intentMapBody writes the counts, as items of the bullet list already open
-// when listOpen, then the table of files.
+// when listOpen, then the table of files. The body and its rows are kept on
+// in, so that rendering again after an update costs only what changed.
 func intentMapBody(b *bytes.Buffer, in *IntentMapIntent, listOpen bool) {
 	if in == nil {
 		in = &IntentMapIntent{}
 	}
+	k := 0
+	if listOpen {
+		k = 1
+	}
+	if in.body[k] != nil {
+		b.Write(in.body[k])
+		return
+	}
+	start := b.Len()
 	if in.Denials > 0 {
 		fmt.Fprintf(b, "- Denials: %d\n", in.Denials)
 		listOpen = true
@@ -340,18 +451,24 @@ func intentMapBody(b *bytes.Buffer, in *IntentMapIntent, listOpen bool) {
 	}
 	if len(in.Files) == 0 {
 		b.WriteString("No changes recorded.\n")
-		return
+	} else {
+		if len(in.paths) != len(in.Files) {
+			in.paths = make([]string, 0, len(in.Files))
+			for p := range in.Files {
+				in.paths = append(in.paths, p)
+			}
+			sort.Strings(in.paths)
+		}
+		b.WriteString("| File | Lines | Trace | Time |\n| --- | --- | --- | --- |\n")
+		for _, p := range in.paths {
+			e := in.Files[p]
+			if e.row == nil {
+				e.row = fmt.Appendf(nil, "| %s | %s | %s | %s |\n", intentMapText(p), intentMapLines(e), intentMapText(e.Trace), e.Time.UTC().Format(time.RFC3339))
+			}
+			b.Write(e.row)
+		}
 	}
-	paths := make([]string, 0, len(in.Files))
-	for p := range in.Files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	b.WriteString("| File | Lines | Trace | Time |\n| --- | --- | --- | --- |\n")
-	for _, p := range paths {
-		e := in.Files[p]
-		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", intentMapText(p), intentMapLines(e), intentMapText(e.Trace), e.Time.UTC().Format(time.RFC3339))
-	}
+	in.body[k] = bytes.Clone(b.Bytes()[start:])
 }
 
 // intentMapLines renders ranges as "12-20, 31".

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -139,4 +140,68 @@ func BenchmarkLedgerAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkIntentMapRatio alternates one update after one append on a
+// ledger of 1,000 records and on one of 1,000,000 (100,000 with -short),
+// and reports the median time of each and their ratio: the cost of keeping
+// intent_map.md current must not depend on the ledger's length (goal: at
+// most 1.2).
+func BenchmarkIntentMapRatio(b *testing.B) {
+	big := 1000000
+	if testing.Short() {
+		big = 100000
+	}
+	type side struct {
+		orchDir string
+		intents []Intent
+		l       *Ledger
+		n       int
+		times   []time.Duration
+	}
+	open := func(n int) *side {
+		orchDir, intents := intentMapBenchSetup(b, n)
+		l, err := OpenLedger(filepath.Join(orchDir, LedgerName))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { l.Close() })
+		return &side{orchDir: orchDir, intents: intents, l: l, n: n}
+	}
+	small, large := open(1000), open(big)
+	step := func(s *side) {
+		rec := intentMapBenchRecord(b, s.n)
+		s.n++
+		line, err := s.l.AppendLine(rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := UpdateIntentMap(s.orchDir, s.intents, rec, line); err != nil {
+			b.Fatal(err)
+		}
+		s.times = append(s.times, time.Since(t0))
+	}
+	// The first update of each loads the summary from disk; the ones after
+	// it are the steady state of a long-running process.
+	step(small)
+	step(large)
+	small.times, large.times = nil, nil
+	for b.Loop() {
+		step(small)
+		step(large)
+	}
+	ms, ml := medianDuration(small.times), medianDuration(large.times)
+	b.ReportMetric(float64(ms.Microseconds()), "us/update-1k")
+	b.ReportMetric(float64(ml.Microseconds()), "us/update-big")
+	b.ReportMetric(float64(ml)/float64(ms), "ratio")
+}
+
+func medianDuration(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

@@ -44,25 +44,45 @@ type IntentStore struct {
 }
 
 // OpenIntentStore loads the intents file at path, failing if it is missing or
-// invalid, and starts watching its directory for edits. Watching is an
-// optimization: if it cannot start (inotify limits, say), every call still
-// checks the file itself, so the store keeps working.
+// invalid. It does not watch the file: every call of Current and Problem
+// checks it first (a stat, and rarely a read), which is all a process that
+// answers calls needs. A watch on the directory would wake the process on
+// every ledger append by any process, since the ledger lives next to the
+// intents file; Watch starts one for a process that wants edits noticed
+// while it is idle.
 func OpenIntentStore(path string) (*IntentStore, error) {
 	s := &IntentStore{path: path, done: make(chan struct{})}
 	s.refresh(true)
 	if s.problem != nil {
 		return nil, s.problem
 	}
+	return s, nil
+}
+
+// Watch starts watching the intents file's directory, so that an edit is
+// examined when it is saved rather than at the next call. Watching is an
+// optimization: if it cannot start (inotify limits, say), every call still
+// checks the file itself. It does nothing after Close or a first Watch.
+func (s *IntentStore) Watch() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	if s.w != nil {
+		return
+	}
 	if w, err := fsnotify.NewWatcher(); err == nil {
-		if err := w.Add(filepath.Dir(path)); err == nil {
+		if err := w.Add(filepath.Dir(s.path)); err == nil {
 			s.w = w
 			s.wg.Add(1)
-			go s.watch()
+			go s.watch(w)
 		} else {
 			w.Close()
 		}
 	}
-	return s, nil
 }
 
 // Current returns the intent set in force: the file's, or while the file
@@ -93,16 +113,19 @@ func (s *IntentStore) Problem() error {
 func (s *IntentStore) Close() error {
 	var err error
 	s.once.Do(func() {
+		s.mu.Lock()
 		close(s.done)
-		if s.w != nil {
-			err = s.w.Close()
+		w := s.w
+		s.mu.Unlock()
+		if w != nil {
+			err = w.Close()
 		}
 		s.wg.Wait()
 	})
 	return err
 }
 
-func (s *IntentStore) watch() {
+func (s *IntentStore) watch(w *fsnotify.Watcher) {
 	defer s.wg.Done()
 	base := filepath.Base(s.path)
 	timer := time.NewTimer(time.Hour)
@@ -112,14 +135,14 @@ func (s *IntentStore) watch() {
 		case <-s.done:
 			timer.Stop()
 			return
-		case ev, ok := <-s.w.Events:
+		case ev, ok := <-w.Events:
 			if !ok {
 				return
 			}
 			if filepath.Base(ev.Name) == base {
 				timer.Reset(intentsDebounce)
 			}
-		case err, ok := <-s.w.Errors:
+		case err, ok := <-w.Errors:
 			if !ok {
 				return
 			}

@@ -156,6 +156,10 @@ func TestIntentStoreWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if s.w != nil {
+		t.Fatal("OpenIntentStore started a watcher; only Watch may")
+	}
+	s.Watch()
 	if s.w == nil {
 		t.Skip("fsnotify unavailable here; the stat check is covered by TestIntentStoreReload")
 	}

@@ -67,6 +67,8 @@ var catalog = []struct{ name, group string }{
 	{"search_and_replace", "edit"},
 	{"execute_command", "command"},
 	{"browser_action", "browser"},
+	{"use_mcp_tool", "mcp"},
+	{"access_mcp_resource", "mcp"},
 	{"ask_followup_question", "modes"},
 	{"attempt_completion", "modes"},
 	{"switch_mode", "modes"},

@@ -23,8 +23,9 @@ const maxReadBytes = 16 << 20
 // Roo Code's, takes several files each with optional line ranges (an "args"
 // string of <file><path>…</path><line_range>a-b</line_range></file>
 // elements, or a "files" JSON array) and returns each file in its own
-// <file> block inside <files>. A read of a whole file is the hash lock's
-// baseline.
+// <file> block inside <files>. A read that showed the whole file is the
+// hash lock's baseline; a line range, or a binary file whose content is not
+// shown, is not.
 func ReadFile() engine.Tool {
 	return engine.ToolFunc(func(ctx context.Context, c *engine.Call) (*engine.Result, error) {
 		reqs, multi, err := readRequests(c)
@@ -64,6 +65,9 @@ func ReadFile() engine.Tool {
 		var out strings.Builder
 		switch {
 		case doc.binary:
+			// Nothing of the content was shown, so the session has not seen
+			// what an overwrite would destroy: no baseline.
+			whole = false
 			fmt.Fprintf(&out, "%s is a binary file (%d bytes); its content is not shown", rel, len(doc.raw))
 		case len(lines) == 0:
 			fmt.Fprintf(&out, "%s is empty", rel)

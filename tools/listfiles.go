@@ -12,7 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/intentgate/intentgate/engine"
 	"golang.org/x/text/unicode/norm"
 )
@@ -104,7 +103,7 @@ func listTree(ctx context.Context, t *tree, dir string, recursive bool, limit in
 	}
 	type item struct {
 		rel string
-		ps  []gitignore.Pattern
+		ps  []ignorePattern
 	}
 	queue := []item{{dir, ps}}
 	var files, dirs, firstDirs []string
@@ -125,12 +124,12 @@ func listTree(ctx context.Context, t *tree, dir string, recursive bool, limit in
 				// Roo Code lists one level with rg -g '*', and a glob
 				// overrides ignore files: gitignored files show there
 				// (gitignored directories do not).
-				if (!recursive || !ignored(cur.ps, rel, false)) && len(files) < limit {
+				if (!recursive || !ignoredEntry(cur.ps, rel, false)) && len(files) < limit {
 					files = append(files, shown(rel))
 				}
 				continue
 			}
-			if isDefaultIgnored(rel, e.Name(), except) || ignored(cur.ps, rel, true) {
+			if isDefaultIgnored(rel, e.Name(), except) || ignoredEntry(cur.ps, rel, true) {
 				continue
 			}
 			if len(dirs) < limit {

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/intentgate/intentgate/engine"
 )
 
@@ -136,8 +135,8 @@ type searcher struct {
 // walk searches dir depth first in path order, as ripgrep with --sort path.
 func (s *searcher) walk(ctx context.Context, t *tree, dir string, match func(name, rel string) bool) error {
 	ps := t.ignoresAbove(dir)
-	var visit func(rel string, ps []gitignore.Pattern) error
-	visit = func(rel string, ps []gitignore.Pattern) error {
+	var visit func(rel string, ps []ignorePattern) error
+	visit = func(rel string, ps []ignorePattern) error {
 		ents, err := t.readDir(rel)
 		if err != nil && rel == dir {
 			return fmt.Errorf("search %s: %w", displayDir(dir), unwrapPath(err))
@@ -155,24 +154,35 @@ func (s *searcher) walk(ctx context.Context, t *tree, dir string, match func(nam
 				continue
 			}
 			if entryIsDir(e) {
-				if !ignored(ps, child, true) {
+				if !ignoredEntry(ps, child, true) {
 					if err := visit(child, t.within(ps, child)); err != nil {
 						return err
 					}
 				}
 				continue
 			}
-			if !e.Type().IsRegular() || ignored(ps, child, false) {
+			if !e.Type().IsRegular() || ignoredEntry(ps, child, false) {
 				continue
 			}
 			below := strings.TrimPrefix(strings.TrimPrefix(child, dir), "/")
 			if match(name, below) {
-				s.file(child)
+				s.walked(t, child)
 			}
 		}
 		return nil
 	}
 	return visit(dir, ps)
+}
+
+// walked searches a file met during the walk, read through its
+// directory's handle.
+func (s *searcher) walked(t *tree, rel string) {
+	if s.full {
+		return
+	}
+	if b, ok := t.readFile(rel, maxReadBytes); ok {
+		s.search(rel, b)
+	}
 }
 
 // file searches one file. Files that cannot be read safely (links, hard
@@ -186,7 +196,14 @@ func (s *searcher) file(rel string) {
 		return
 	}
 	b, err := s.c.WS.ReadFile(rel)
-	if err != nil || bytes.IndexByte(b, 0) >= 0 {
+	if err != nil {
+		return
+	}
+	s.search(rel, b)
+}
+
+func (s *searcher) search(rel string, b []byte) {
+	if bytes.IndexByte(b, 0) >= 0 {
 		return
 	}
 	lines := SplitLines(b)

@@ -38,6 +38,10 @@ var promptSampleArgs = map[string]map[string]any{
 	"switch_mode":        {"mode_slug": "ask", "reason": "only questions are left"},
 	"new_task":           {"mode": "code", "message": "do the next step", "todos": "[ ] the next step"},
 	"update_todo_list":   {"todos": "[x] one\n[-] two\n[ ] three"},
+	// No MCP server is configured in the test workspace: the calls are
+	// refused for that, never for a missing parameter.
+	"use_mcp_tool":        {"server_name": "fs", "tool_name": "read_text_file", "arguments": map[string]any{"path": "src/a.txt"}},
+	"access_mcp_resource": {"server_name": "docs", "uri": "docs://readme"},
 }
 
 // promptWorkspace is a governed workspace whose intent INT-001 owns src/**.

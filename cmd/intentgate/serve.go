@@ -47,6 +47,7 @@ type serveOptions struct {
 	workspace string
 	addr      string // "" is the address install --daemon wrote, else 127.0.0.1:0
 	socket    string // "" is .orchestration/intentgate.sock; "none" serves no socket
+	ipc       string // "" serves no IPC socket
 	verbose   bool
 }
 
@@ -87,6 +88,7 @@ checked. Command hooks ("intentgate install claude-code") never go unchecked.`,
 	cmd.Flags().StringVarP(&o.workspace, "workspace", "w", ".", "the workspace directory")
 	cmd.Flags().StringVar(&o.addr, "addr", "", "loopback address for HTTP hooks (default: the one install --daemon wrote, else 127.0.0.1:0)")
 	cmd.Flags().StringVar(&o.socket, "socket", "", `the Unix socket (default .orchestration/intentgate.sock; "none" for none)`)
+	cmd.Flags().StringVar(&o.ipc, "ipc", "", "also serve Roo Code's IPC protocol (start, watch and answer agent tasks) on this Unix socket")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "log every event on stderr")
 	return cmd
 }
@@ -127,6 +129,11 @@ func runServe(ctx context.Context, o *serveOptions, out, errw io.Writer) error {
 		return err
 	}
 	defer rt.Close()
+	if st := rt.Stores(); st != nil && st.Intents != nil {
+		// A resident daemon examines an edit of the intents when it is
+		// saved; one-shot and per-call front doors check before each use.
+		st.Intents.Watch()
+	}
 	level := slog.LevelWarn
 	if o.verbose {
 		level = slog.LevelInfo
@@ -157,6 +164,17 @@ func runServe(ctx context.Context, o *serveOptions, out, errw io.Writer) error {
 		listeners = append(listeners, ul)
 	} else {
 		sock = ""
+	}
+
+	if o.ipc != "" {
+		stopIPC, err := serveIPC(o.ipc, rt, d.log)
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			return err
+		}
+		defer stopIPC()
 	}
 
 	hookURL := "http://" + tcp.Addr().String() + "/hooks/claude-code"

@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/intentgate/intentgate/agent/mcphub"
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/orchestration"
@@ -41,6 +42,7 @@ type Runtime struct {
 	audit   *hooks.CommandAudit
 	orch    string
 	turns   turns
+	mcp     *mcphub.Hub
 }
 
 // failedIntents stands in for an intents file that could not be loaded: every
@@ -79,11 +81,11 @@ func Open(root string, opts Options) (*Runtime, error) {
 	} else {
 		rt.intents = failedIntents{st.IntentsErr}
 	}
-	if rt.git, err = orchestration.OpenGit(ws.Dir); err != nil {
-		rt.Close()
-		return nil, err
-	}
+	// Opened when a record first needs the revision: a process that
+	// records nothing (a hook answering a read) never opens it.
+	rt.git = orchestration.LazyGit(ws.Dir)
 
+	rt.mcp = mcphub.New(mcphub.Options{Workspace: ws.Dir, GlobalConfig: mcphub.DefaultGlobalConfig(), Version: opts.Version})
 	usage := hooks.NewUsage(st.Sessions)
 	reg := usage.Tools(rt.registry())
 	hl := hooks.NewHashLock(reg, st.Sessions)
@@ -105,6 +107,7 @@ func Open(root string, opts Options) (*Runtime, error) {
 		modes,
 		hooks.Protected(reg, ws),
 		hooks.Scope(reg, rt.intents),
+		hooks.PathArgScope(reg, ws, rt.intents, mcphub.ArgsOf(rt.mcp)),
 		hl,
 	)
 	e.After(
@@ -121,6 +124,9 @@ func Open(root string, opts Options) (*Runtime, error) {
 
 // Close releases the workspace's stores.
 func (rt *Runtime) Close() error {
+	if rt.mcp != nil {
+		rt.mcp.Close()
+	}
 	if rt.stores != nil {
 		rt.stores.Close()
 	}

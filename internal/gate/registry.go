@@ -3,6 +3,7 @@ package gate
 import (
 	"time"
 
+	"github.com/intentgate/intentgate/agent/mcphub"
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/tools"
@@ -31,6 +32,10 @@ func (rt *Runtime) registry() *engine.Registry {
 	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand,
 		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: commandTimeout, Settle: rt.settle})})
 	reg.Register(engine.Spec{Name: "browser_action", Group: engine.GroupBrowser, Tool: tools.BrowserAction(tools.BrowserOptions{})})
+	// MCP servers' tools and resources (.roo/mcp.json); nothing connects
+	// until a call names a server.
+	reg.Register(engine.Spec{Name: mcphub.UseToolName, Group: engine.GroupMCP, Tool: mcphub.UseTool(rt.mcp, mcphub.ToolOptions{})})
+	reg.Register(engine.Spec{Name: mcphub.AccessResourceName, Group: engine.GroupMCP, Tool: mcphub.AccessResource(rt.mcp, mcphub.ToolOptions{})})
 	// Tools every mode has (Roo Code's ALWAYS_AVAILABLE_TOOLS): in the modes
 	// group, so that they need no intent.
 	reg.Register(engine.Spec{Name: "ask_followup_question", Group: engine.GroupModes, Tool: tools.AskFollowupQuestion()})

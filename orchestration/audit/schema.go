@@ -7,19 +7,19 @@
 package audit
 
 import (
-	"bytes"
 	_ "embed"
-	"errors"
+	"encoding/json"
 	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/intentgate/intentgate/orchestration"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
-
-var schemaPrinter = message.NewPrinter(language.English)
 
 // SchemaJSON is the Agent Trace 0.1.0 trace-record schema every record is
 // validated against. The file next to this one is the source of truth; a test
@@ -28,30 +28,29 @@ var schemaPrinter = message.NewPrinter(language.English)
 //go:embed agent-trace-0.1.0.schema.json
 var SchemaJSON []byte
 
-const schemaID = "https://agent-trace.dev/schemas/v1/trace-record.json"
-
+// The validator is github.com/google/jsonschema-go, which the MCP SDK links
+// in anyway and whose package initialization is light: a hook process pays
+// for no JSON Schema compilation at start, and this schema is resolved only
+// when a line is first validated. It does not assert formats, so the three
+// the schema names (uuid, date-time, uri) are checked by checkFormats.
 var (
 	schemaOnce sync.Once
-	schemaVal  *jsonschema.Schema
+	schemaVal  *jsonschema.Resolved
 	schemaErr  error
 )
 
-// compiledSchema compiles SchemaJSON once, with format assertions on (uuid,
-// date-time, uri), as the record tests do.
-func compiledSchema() (*jsonschema.Schema, error) {
+// compiledSchema resolves SchemaJSON once, on first use.
+func compiledSchema() (*jsonschema.Resolved, error) {
 	schemaOnce.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(SchemaJSON))
-		if err != nil {
+		var s jsonschema.Schema
+		if err := json.Unmarshal(SchemaJSON, &s); err != nil {
 			schemaErr = fmt.Errorf("agent trace schema: %w", err)
 			return
 		}
-		c := jsonschema.NewCompiler()
-		c.AssertFormat()
-		if err := c.AddResource(schemaID, doc); err != nil {
-			schemaErr = fmt.Errorf("agent trace schema: %w", err)
-			return
+		schemaVal, schemaErr = s.Resolve(nil)
+		if schemaErr != nil {
+			schemaErr = fmt.Errorf("agent trace schema: %w", schemaErr)
 		}
-		schemaVal, schemaErr = c.Compile(schemaID)
 	})
 	return schemaVal, schemaErr
 }
@@ -81,46 +80,81 @@ func ValidateLine(raw []byte, rec *orchestration.Record) (seed bool, err error) 
 			seed = true
 		}
 	}
+	inst = numbers(inst)
 	if err := sch.Validate(inst); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return seed, fmt.Errorf("not Agent Trace 0.1.0: %s", schemaMessage(ve))
-		}
+		return seed, fmt.Errorf("not Agent Trace 0.1.0: %s", strings.TrimPrefix(err.Error(), "validating root: "))
+	}
+	if err := checkFormats(inst); err != nil {
 		return seed, fmt.Errorf("not Agent Trace 0.1.0: %w", err)
 	}
 	return seed, nil
 }
 
-// schemaMessage is the innermost causes of a validation error on one line.
-func schemaMessage(ve *jsonschema.ValidationError) string {
-	var leaves []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := "/"
-			if len(e.InstanceLocation) > 0 {
-				loc = ""
-				for _, p := range e.InstanceLocation {
-					loc += "/" + p
+// numbers turns the json.Number values decodeJSON keeps into Go numbers,
+// which is what the validator types as integer or number.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return n
+		}
+		if f, err := strconv.ParseFloat(string(x), 64); err == nil || math.IsInf(f, 0) {
+			return f
+		}
+	}
+	return v
+}
+
+// checkFormats asserts the formats the schema names, where it names them:
+// the record's id (uuid; its pattern already holds it to the UUID shape),
+// timestamp (an RFC 3339 date-time) and every conversation's and related
+// resource's url (an absolute URI).
+func checkFormats(inst any) error {
+	obj, ok := inst.(map[string]any)
+	if !ok {
+		return nil
+	}
+	if ts, ok := obj["timestamp"].(string); ok {
+		if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
+			return fmt.Errorf("at /timestamp: %q is not a valid date-time", ts)
+		}
+	}
+	uri := func(at string, v any) error {
+		s, ok := v.(string)
+		if !ok {
+			return nil
+		}
+		if u, err := url.Parse(s); err != nil || !u.IsAbs() {
+			return fmt.Errorf("at %s: %q is not a valid uri", at, s)
+		}
+		return nil
+	}
+	files, _ := obj["files"].([]any)
+	for i, f := range files {
+		fo, _ := f.(map[string]any)
+		convs, _ := fo["conversations"].([]any)
+		for j, c := range convs {
+			co, _ := c.(map[string]any)
+			at := "/files/" + strconv.Itoa(i) + "/conversations/" + strconv.Itoa(j)
+			if err := uri(at+"/url", co["url"]); err != nil {
+				return err
+			}
+			rel, _ := co["related"].([]any)
+			for k, r := range rel {
+				ro, _ := r.(map[string]any)
+				if err := uri(at+"/related/"+strconv.Itoa(k)+"/url", ro["url"]); err != nil {
+					return err
 				}
 			}
-			leaves = append(leaves, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(schemaPrinter)))
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
 		}
 	}
-	walk(ve)
-	if len(leaves) > 3 {
-		leaves = append(leaves[:3], fmt.Sprintf("and %d more", len(leaves)-3))
-	}
-	var b bytes.Buffer
-	for i, l := range leaves {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(l)
-	}
-	return b.String()
+	return nil
 }

@@ -77,6 +77,15 @@ func writeSnapshot(indexDir, sha string, content []byte) error {
 	if !validSHA(sha) || sha256Hex(content) != sha {
 		return errors.New("snapshot: content does not match its hash")
 	}
+	return writeSnapshotHashed(indexDir, sha, content)
+}
+
+// writeSnapshotHashed is writeSnapshot for content the caller has just
+// hashed to sha itself.
+func writeSnapshotHashed(indexDir, sha string, content []byte) error {
+	if !validSHA(sha) {
+		return errors.New("snapshot: not a content hash")
+	}
 	p := snapPath(indexDir, sha)
 	if _, err := os.Stat(p); err == nil {
 		return nil
@@ -153,6 +162,21 @@ func (c *Capture) Recorded(rec *orchestration.Record, _ []byte) error {
 			writeSnapshot(c.indexDir, rec.Meta.AfterSHA256, content)
 		}
 	}
+	return nil
+}
+
+// RecordedContent snapshots the content a change left, from the bytes the
+// trace has in hand (hashed once, when the change was made, to the record's
+// after_sha256): no file is read again. The snapshot file is a cache, written
+// without fsync.
+func (c *Capture) RecordedContent(rec *orchestration.Record, _ []byte, after []byte) error {
+	if rec == nil || rec.Meta == nil || !isChange(rec) || rec.Meta.Mutation == orchestration.MutationDelete {
+		return nil
+	}
+	if orchestration.CheckIntact(filepath.Dir(c.indexDir), filepath.Base(c.indexDir)) != nil {
+		return nil
+	}
+	writeSnapshotHashed(c.indexDir, rec.Meta.AfterSHA256, after)
 	return nil
 }
 

@@ -1,0 +1,260 @@
+//go:build ipcagent
+
+package main
+
+// This file connects the IPC server (agent/ipc) to intentgate's agent
+// (agent.Task). It is built with -tags ipcagent until the agent is merged;
+// then the tag goes. It was compiled against the agent branch before the
+// governed runtime moved to internal/gate, and adapted to gate.Runtime
+// since without the agent at hand to compile against.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/intentgate/intentgate/agent"
+	"github.com/intentgate/intentgate/agent/ipc"
+	"github.com/intentgate/intentgate/agent/provider"
+	"github.com/intentgate/intentgate/internal/gate"
+	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/prompts"
+)
+
+// agentTasks runs agent tasks for IPC clients, each on the governed runtime
+// of the served workspace.
+type agentTasks struct {
+	rt *gate.Runtime
+
+	mu    sync.Mutex
+	tasks map[string]*ipcTask
+}
+
+type ipcTask struct {
+	task   *agent.Task
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newAgentTasks(rt *gate.Runtime) *agentTasks {
+	return &agentTasks{g: rt, tasks: map[string]*ipcTask{}}
+}
+
+// runOptionsFor maps a StartNewTask configuration onto intentgate run's
+// options.
+func runOptionsFor(o ipc.Options) *runOptions {
+	ro := &runOptions{provider: o.Provider, model: o.Model, baseURL: o.BaseURL, mode: o.Mode,
+		autoApprove: strings.Join(o.AutoApprove, ","), maxRequests: o.MaxRequests, maxMistakes: o.MaxMistakes}
+	if ro.provider == "" {
+		ro.provider = "anthropic"
+	}
+	return ro
+}
+
+func (a *agentTasks) options(ro *runOptions, emit func(ipc.Event)) (agent.Options, error) {
+	auto, err := agent.ParseAutoApprove(ro.autoApprove)
+	if err != nil {
+		return agent.Options{}, err
+	}
+	auto.MaxRequests = ro.maxRequests
+	prov, err := newProvider(ro)
+	if err != nil {
+		return agent.Options{}, err
+	}
+	prices, err := agent.Prices()
+	if err != nil {
+		return agent.Options{}, err
+	}
+	g := a.g
+	ws := g.Workspace()
+	sessions := g.Stores().Sessions
+	return agent.Options{
+		Provider: prov, Model: ro.model, Runtime: g, WS: ws, Workspace: ws.Dir, Mode: ro.mode,
+		System: func(mode string) string {
+			return prompts.System(prompts.SystemOptions{Mode: mode, Workspace: ws.Dir, Intents: runIntents(ws.Dir)}.WithHost())
+		},
+		Tools: func(mode string) []provider.Tool {
+			var ts []provider.Tool
+			for _, t := range prompts.ForMode(mode) {
+				ts = append(ts, provider.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters()})
+			}
+			return ts
+		},
+		ModeName: func(slug string) (string, bool) {
+			m, ok := prompts.LookupMode(slug)
+			return m.Name, ok
+		},
+		ActiveIntent: func(session string) string {
+			if sessions == nil {
+				return ""
+			}
+			s, err := sessions.Load(session)
+			if err != nil || s == nil {
+				return ""
+			}
+			return s.Intent
+		},
+		AutoApprove: auto, MaxMistakes: ro.maxMistakes,
+		Prices: prices, Store: &agent.Store{Dir: filepath.Join(ws.Dir, orchestration.DirName, "tasks")},
+		OnEvent: translator(emit),
+	}, nil
+}
+
+// translator turns the agent's events into the package's task events.
+func translator(emit func(ipc.Event)) func(agent.Event) {
+	var mu sync.Mutex
+	seen := map[string]map[int64]bool{} // per task, the message timestamps sent
+	return func(e agent.Event) {
+		id := e.TaskID
+		switch e.Name {
+		case agent.EventTaskStarted:
+			emit(ipc.TaskStarted(id))
+		case agent.EventMessage:
+			if e.Message == nil {
+				return
+			}
+			mu.Lock()
+			if seen[id] == nil {
+				seen[id] = map[int64]bool{}
+			}
+			updated := seen[id][e.Message.TS]
+			seen[id][e.Message.TS] = true
+			mu.Unlock()
+			raw, err := json.Marshal(e.Message)
+			if err == nil {
+				emit(ipc.MessageEvent(id, updated, raw))
+			}
+		case agent.EventStateChange:
+			switch e.State.State {
+			case agent.StateRunning, agent.StateStreaming:
+				emit(ipc.TaskActive(id))
+			case agent.StateWaitingForInput:
+				emit(ipc.TaskInteractive(id))
+			case agent.StateIdle:
+				emit(ipc.TaskIdle(id))
+			case agent.StateResumable:
+				emit(ipc.TaskResumable(id))
+			}
+		case agent.EventModeSwitched:
+			emit(ipc.TaskModeSwitched(id, e.Mode))
+		case agent.EventAskResponded:
+			emit(ipc.TaskAskResponded(id))
+		case agent.EventToolFailed:
+			emit(ipc.TaskToolFailed(id, e.Tool, e.Error))
+		case agent.EventTokenUsage:
+			if e.TokenUsage != nil {
+				emit(ipc.Event{Name: ipc.EventTaskTokenUsageUpdated, Payload: []any{id, e.TokenUsage}})
+			}
+		case agent.EventSpawned:
+			emit(ipc.TaskSpawned(id, e.ChildID))
+		case agent.EventCompleted:
+			usage := agent.TokenUsage{}
+			if e.TokenUsage != nil {
+				usage = *e.TokenUsage
+			}
+			tools := e.ToolUsage
+			if tools == nil {
+				tools = agent.ToolUsage{}
+			}
+			emit(ipc.Event{Name: ipc.EventTaskCompleted, Payload: []any{id, usage, tools, map[string]bool{"isSubtask": false}}})
+		case agent.EventAborted:
+			emit(ipc.TaskAborted(id))
+		}
+	}
+}
+
+func (a *agentTasks) run(ctx context.Context, t *agent.Task) {
+	ctx, cancel := context.WithCancel(ctx)
+	rt := &ipcTask{task: t, cancel: cancel, done: make(chan struct{})}
+	a.mu.Lock()
+	a.tasks[t.ID()] = rt
+	a.mu.Unlock()
+	go func() {
+		defer close(rt.done)
+		defer cancel()
+		t.Run(ctx)
+	}()
+}
+
+func (a *agentTasks) Start(ctx context.Context, req ipc.StartRequest, emit func(ipc.Event)) (string, error) {
+	opts, err := a.options(runOptionsFor(req.Options), emit)
+	if err != nil {
+		return "", err
+	}
+	t := agent.New(req.Text, opts)
+	emit(ipc.TaskCreated(t.ID()))
+	a.run(ctx, t)
+	return t.ID(), nil
+}
+
+func (a *agentTasks) Resume(ctx context.Context, id string, emit func(ipc.Event)) error {
+	a.mu.Lock()
+	_, running := a.tasks[id]
+	a.mu.Unlock()
+	if running {
+		return fmt.Errorf("task %s is running", id)
+	}
+	opts, err := a.options(runOptionsFor(ipc.Options{}), emit)
+	if err != nil {
+		return err
+	}
+	t, err := agent.Resume(id, opts)
+	if err != nil {
+		return err
+	}
+	a.run(ctx, t)
+	return nil
+}
+
+func (a *agentTasks) get(id string) (*ipcTask, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t, ok := a.tasks[id]
+	if !ok {
+		return nil, fmt.Errorf("no running task %s", id)
+	}
+	return t, nil
+}
+
+func (a *agentTasks) Cancel(id string) error {
+	t, err := a.get(id)
+	if err != nil {
+		return err
+	}
+	t.cancel()
+	<-t.done
+	return nil
+}
+
+func (a *agentTasks) Close(id string) error {
+	if err := a.Cancel(id); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	delete(a.tasks, id)
+	a.mu.Unlock()
+	return nil
+}
+
+func (a *agentTasks) Answer(id, response, text string, images []string) error {
+	t, err := a.get(id)
+	if err != nil {
+		return err
+	}
+	return t.task.Respond(agent.Answer{Response: agent.Response(response), Text: text, Images: images})
+}
+
+// serveIPC serves the IPC protocol on path, running tasks on g.
+func serveIPC(path string, rt *gate.Runtime, log *slog.Logger) (stop func(), err error) {
+	l, err := ipc.Listen(path)
+	if err != nil {
+		return nil, err
+	}
+	srv := ipc.NewServer(newAgentTasks(rt), log)
+	go srv.Serve(l)
+	return func() { srv.Close() }, nil
+}

@@ -1,0 +1,7 @@
+//go:build !linux && !darwin
+
+package peer
+
+import "net"
+
+func of(*net.UnixConn) (Cred, error) { return Cred{}, ErrUnsupported }
