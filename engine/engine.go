@@ -60,6 +60,7 @@ const (
 	GroupEdit    Group = "edit"
 	GroupCommand Group = "command"
 	GroupMCP     Group = "mcp"
+	GroupBrowser Group = "browser"
 	GroupModes   Group = "modes"
 )
 

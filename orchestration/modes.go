@@ -17,8 +17,8 @@ import (
 const DefaultMode = "code"
 
 // ModeGroupNames are the tool groups a mode can grant, as Roo Code names them
-// (packages/types ToolGroup). browser has no tools in intentgate; it is
-// accepted so that modes written for Roo Code load unchanged.
+// (packages/types ToolGroup), so that modes written for Roo Code load
+// unchanged.
 var ModeGroupNames = []string{"read", "edit", "browser", "command", "mcp", "modes"}
 
 // Mode is a named set of tool groups, each optionally limited to the files

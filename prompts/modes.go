@@ -45,7 +45,7 @@ func (m Mode) Group(group string) (GroupEntry, bool) {
 }
 
 // The group lists are Roo Code's DEFAULT_MODES (packages/types/src/mode.ts);
-// browser and mcp have no tools in intentgate yet and are kept so the lists
+// mcp has no tools in intentgate yet and is kept so the lists
 // stay comparable. The texts are ours.
 var builtinModes = []Mode{
 	{

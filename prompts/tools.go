@@ -26,7 +26,7 @@ type Tool struct {
 	Schema   json.RawMessage
 	Required []string
 	// Group is the tool's group as the engine's registry and the modes know
-	// it: read, edit, command, mcp or modes.
+	// it: read, edit, command, browser, mcp or modes.
 	Group string
 }
 
@@ -59,11 +59,14 @@ var catalog = []struct{ name, group string }{
 	{"list_files", "read"},
 	{"search_files", "read"},
 	{"list_code_definition_names", "read"},
+	{"codebase_search", "read"},
+	{"fetch_instructions", "read"},
 	{"write_to_file", "edit"},
 	{"apply_diff", "edit"},
 	{"insert_content", "edit"},
 	{"search_and_replace", "edit"},
 	{"execute_command", "command"},
+	{"browser_action", "browser"},
 	{"use_mcp_tool", "mcp"},
 	{"access_mcp_resource", "mcp"},
 	{"ask_followup_question", "modes"},

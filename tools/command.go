@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -18,7 +19,11 @@ import (
 // CommandOptions bound execute_command.
 type CommandOptions struct {
 	Timeout   time.Duration // default 2 minutes
-	OutputCap int           // bytes of output kept; default 64 KiB
+	OutputCap int           // bytes of output kept before compression; default 1 MiB
+	// LineLimit and CharLimit bound the output the model reads, after
+	// compression (Roo Code's terminal settings); 500 lines and 50,000
+	// characters when 0.
+	LineLimit, CharLimit int
 	// Settle is told of what the command changed, before the post-hooks
 	// see the result: the governed runtime judges the changes there, applies
 	// on_violation and adds what the model must be told to r.Output; an
@@ -36,7 +41,7 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 		opts.Timeout = 2 * time.Minute
 	}
 	if opts.OutputCap <= 0 {
-		opts.OutputCap = 64 << 10
+		opts.OutputCap = 1 << 20
 	}
 	return engine.ToolFunc(func(ctx context.Context, c *engine.Call) (*engine.Result, error) {
 		req, err := ParseCommand(c, opts.Timeout)
@@ -47,7 +52,9 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 		if err != nil {
 			return nil, fmt.Errorf("snapshot before the command: %w", err)
 		}
-		out := RunCommand(ctx, req, opts.OutputCap)
+		live := newCommandStream(ctx, c.ID, opts.LineLimit, opts.CharLimit)
+		out := RunCommand(withLive(ctx, live), req, opts.OutputCap)
+		out.LineLimit, out.CharLimit = opts.LineLimit, opts.CharLimit
 		changes, err := Changes(c.WS.Dir, before)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot after the command: %w", err)
@@ -110,36 +117,33 @@ func ParseCommand(c *engine.Call, limit time.Duration) (*CommandRequest, error) 
 type CommandOutcome struct {
 	Output  string // stdout and stderr, capped
 	Code    int    // exit status; -1 when it has none
+	Dir     string // where it ran
 	Timeout time.Duration
 	Err     error // context.DeadlineExceeded at the timeout; another error if it could not run
+	// LineLimit and CharLimit bound the output Report shows, after
+	// compression; Roo Code's defaults when 0.
+	LineLimit, CharLimit int
 }
 
 // RunCommand runs req through the platform shell. It is the one place a
 // governed command is executed.
 func RunCommand(ctx context.Context, req *CommandRequest, outputCap int) *CommandOutcome {
 	out, code, err := run(ctx, req.Dir, req.Command, req.Timeout, outputCap)
-	return &CommandOutcome{Output: out, Code: code, Timeout: req.Timeout, Err: err}
+	return &CommandOutcome{Output: out, Code: code, Dir: req.Dir, Timeout: req.Timeout, Err: err}
 }
 
-// Report is what the model is told of the command: how it ended, its output
-// and the files it changed.
+// Report is what the model is told of the command: how it ended and its
+// output, compressed, in Roo Code's words, then the files it changed.
 func (o *CommandOutcome) Report(changes []engine.FileChange) string {
+	lines, chars := o.LineLimit, o.CharLimit
+	if lines <= 0 {
+		lines = DefaultTerminalLineLimit
+	}
+	if chars <= 0 {
+		chars = DefaultTerminalCharLimit
+	}
 	var b strings.Builder
-	switch {
-	case errors.Is(o.Err, context.DeadlineExceeded):
-		fmt.Fprintf(&b, "Command timed out after %s and was stopped.\n", o.Timeout)
-	case o.Err != nil:
-		fmt.Fprintf(&b, "Command could not run: %v\n", o.Err)
-	default:
-		fmt.Fprintf(&b, "Command exited with code %d.\n", o.Code)
-	}
-	if o.Output != "" {
-		b.WriteString("Output:\n")
-		b.WriteString(o.Output)
-		if !strings.HasSuffix(o.Output, "\n") {
-			b.WriteByte('\n')
-		}
-	}
+	b.WriteString(commandResultText(o.Dir, o.Output, o.Code, o.Err, o.Timeout, lines, chars))
 	if len(changes) > 0 {
 		b.WriteString("Files changed:\n")
 		for _, ch := range changes {
@@ -243,9 +247,15 @@ func run(ctx context.Context, dir, command string, timeout time.Duration, limit 
 	cmd := shell(ctx, command)
 	cmd.Dir = dir
 	buf := &capBuffer{limit: limit}
-	cmd.Stdout, cmd.Stderr = buf, buf
+	live := liveStream(ctx)
+	out := io.MultiWriter(buf, live)
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		live.start(cmd.Process.Pid, command)
+		err = cmd.Wait()
+	}
 	// A process the command left running in the background could change
 	// the workspace after the snapshot that judges the command: end the
 	// command's whole process group with it.
@@ -254,15 +264,32 @@ func run(ctx context.Context, dir, command string, timeout time.Duration, limit 
 	if cmd.ProcessState != nil {
 		code = cmd.ProcessState.ExitCode()
 	}
-	if ctx.Err() != nil {
-		return buf.String(), code, context.DeadlineExceeded
+	if err := ctx.Err(); err != nil {
+		live.end(nil, errors.Is(err, context.DeadlineExceeded))
+		if errors.Is(err, context.DeadlineExceeded) {
+			return buf.String(), code, errCommandTimeout
+		}
+		return buf.String(), code, err
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		err = nil
+		if sig, ok := exitSignal(ee.ProcessState); ok {
+			err = sig
+		}
+	}
+	if cmd.ProcessState != nil {
+		var exit *int
+		if err == nil {
+			exit = &code
+		}
+		live.end(exit, false)
 	}
 	return buf.String(), code, err
 }
+
+// errCommandTimeout is a command stopped at its time limit.
+var errCommandTimeout = context.DeadlineExceeded
 
 // capBuffer keeps the first and last limit/2 bytes of what is written.
 type capBuffer struct {

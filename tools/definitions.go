@@ -131,7 +131,7 @@ func outlineFile(c *engine.Call, rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if isBinary(b) {
+	if IsBinary(b) {
 		return "", nil
 	}
 	src := string(b)

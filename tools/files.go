@@ -18,11 +18,23 @@ import (
 // multi-gigabyte file must not take the process down.
 const maxReadBytes = 16 << 20
 
-// ReadFile is read_file(path, start_line?, end_line?): the file's lines as
-// "N | text". A read that showed the whole file is the hash lock's baseline;
-// a line range, or a binary file whose content is not shown, is not.
+// ReadFile is read_file. Its single form, read_file(path, start_line?,
+// end_line?), returns the file's lines as "N | text". Its multi-file form,
+// Roo Code's, takes several files each with optional line ranges (an "args"
+// string of <file><path>…</path><line_range>a-b</line_range></file>
+// elements, or a "files" JSON array) and returns each file in its own
+// <file> block inside <files>. A read that showed the whole file is the
+// hash lock's baseline; a line range, or a binary file whose content is not
+// shown, is not.
 func ReadFile() engine.Tool {
 	return engine.ToolFunc(func(ctx context.Context, c *engine.Call) (*engine.Result, error) {
+		reqs, multi, err := readRequests(c)
+		if err != nil {
+			return nil, err
+		}
+		if multi {
+			return readMany(ctx, c, reqs)
+		}
 		rel, ok, err := c.Target()
 		if err != nil {
 			return nil, err
@@ -44,26 +56,19 @@ func ReadFile() engine.Tool {
 				Message: fmt.Sprintf("line range %d-%d is not valid", start, end),
 				Hint:    "line numbers start at 1 and end_line must not be before start_line"}
 		}
-		fi, err := c.WS.Stat(rel)
+		doc, err := loadText(c, rel)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", rel, unwrapPath(err))
+			return nil, err
 		}
-		if fi.Size() > maxReadBytes {
-			return nil, fmt.Errorf("read %s: the file is %d bytes, more than the %d read_file handles", rel, fi.Size(), maxReadBytes)
-		}
-		b, err := c.WS.ReadFile(rel)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", rel, unwrapPath(err))
-		}
-		lines := SplitLines(b)
+		lines := doc.lines()
 		whole := start == 1 && (end == 0 || end >= len(lines))
 		var out strings.Builder
 		switch {
-		case isBinary(b):
+		case doc.binary:
 			// Nothing of the content was shown, so the session has not seen
 			// what an overwrite would destroy: no baseline.
 			whole = false
-			fmt.Fprintf(&out, "%s is a binary file (%d bytes); its content is not shown", rel, len(b))
+			fmt.Fprintf(&out, "%s is a binary file (%d bytes); its content is not shown", rel, len(doc.raw))
 		case len(lines) == 0:
 			fmt.Fprintf(&out, "%s is empty", rel)
 		default:
@@ -76,16 +81,65 @@ func ReadFile() engine.Tool {
 					Message: fmt.Sprintf("start_line %d is past the end of %s (%d lines)", start, rel, len(lines)),
 					Hint:    "read the file without a range to see how long it is"}
 			}
-			width := len(strconv.Itoa(last))
-			for i := start; i <= last; i++ {
-				fmt.Fprintf(&out, "%*d | %s\n", width, i, strings.TrimSuffix(lines[i-1], "\r"))
-			}
+			writeNumbered(&out, lines, start, last)
 		}
 		return &engine.Result{
 			Output: out.String(),
-			Reads:  []engine.FileRead{{Path: rel, SHA256: engine.Hash(b), Whole: whole}},
+			Reads:  []engine.FileRead{{Path: rel, SHA256: engine.Hash(doc.raw), Whole: whole}},
 		}, nil
 	})
+}
+
+// textDoc is a file as read_file shows it.
+type textDoc struct {
+	raw      []byte
+	text     string // UTF-8, extracted for documents
+	binary   bool   // not text and no extractor
+	encoding string
+}
+
+func (d textDoc) lines() []string { return SplitLines([]byte(d.text)) }
+
+// loadText reads rel and turns it into text: documents through their
+// extractor, text in whatever encoding it was saved in; anything else is
+// binary. A directory is refused with a pointer to list_files.
+func loadText(c *engine.Call, rel string) (textDoc, error) {
+	fi, err := c.WS.Stat(rel)
+	if err != nil {
+		return textDoc{}, fmt.Errorf("read %s: %w", rel, unwrapPath(err))
+	}
+	if fi.IsDir() {
+		return textDoc{}, &engine.Denial{Code: engine.InvalidArgument, Tool: c.Tool, Path: rel, Parameter: "path",
+			Message: fmt.Sprintf("Cannot read '%s' because it is a directory. Use list_files tool instead.", rel),
+			Hint:    "call list_files on it to see what it holds, then read_file the files you need"}
+	}
+	if fi.Size() > maxReadBytes {
+		return textDoc{}, fmt.Errorf("read %s: the file is %d bytes, more than the %d read_file handles", rel, fi.Size(), maxReadBytes)
+	}
+	b, err := c.WS.ReadFile(rel)
+	if err != nil {
+		return textDoc{}, fmt.Errorf("read %s: %w", rel, unwrapPath(err))
+	}
+	if text, ok, err := ExtractText(rel, b); ok {
+		if err != nil {
+			return textDoc{}, fmt.Errorf("read %s: %w", rel, err)
+		}
+		return textDoc{raw: b, text: text, encoding: "extracted"}, nil
+	}
+	if IsBinary(b) {
+		return textDoc{raw: b, binary: true}, nil
+	}
+	text, enc := DecodeText(b)
+	return textDoc{raw: b, text: text, encoding: enc}, nil
+}
+
+// writeNumbered writes lines[from-1:to] as "N | text", numbers padded to
+// the width of the last one.
+func writeNumbered(out *strings.Builder, lines []string, from, to int) {
+	width := len(strconv.Itoa(to))
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(out, "%*d | %s\n", width, i, strings.TrimSuffix(lines[i-1], "\r"))
+	}
 }
 
 // WriteFile is write_to_file(path, content): it creates or replaces a file.
@@ -103,8 +157,11 @@ func WriteFile() engine.Tool {
 		if err != nil {
 			return nil, err
 		}
-		ch, err := c.WS.Edit(c, rel, func([]byte, bool) ([]byte, error) {
-			return []byte(content), nil
+		var notes []string
+		ch, err := c.WS.Edit(c, rel, func(before []byte, existed bool) ([]byte, error) {
+			var clean string
+			clean, notes = CleanWriteContent(content, existed && bytes.HasSuffix(before, []byte("\n")))
+			return []byte(clean), nil
 		})
 		if err != nil {
 			if _, denied := engine.AsDenial(err); denied {
@@ -116,8 +173,12 @@ func WriteFile() engine.Tool {
 		if ch.Existed {
 			verb = "saved to"
 		}
+		out := fmt.Sprintf("The content was successfully %s %s.", verb, rel)
+		for _, n := range notes {
+			out += "\n" + n
+		}
 		return &engine.Result{
-			Output:  fmt.Sprintf("The content was successfully %s %s.", verb, rel),
+			Output:  out,
 			Changes: []engine.FileChange{ch},
 		}, nil
 	})
@@ -145,11 +206,4 @@ func SplitLines(b []byte) []string {
 	s := string(b)
 	s = strings.TrimSuffix(s, "\n")
 	return strings.Split(s, "\n")
-}
-
-func isBinary(b []byte) bool {
-	if len(b) > 8000 {
-		b = b[:8000]
-	}
-	return bytes.IndexByte(b, 0) >= 0
 }

@@ -27,7 +27,8 @@ type ListOptions struct {
 // ListFiles is list_files(path, recursive?): the entries of a directory, or
 // with recursive its whole tree, relative to it, directories with a trailing
 // "/". As in Roo Code, .gitignore'd entries and the usual dependency and
-// build directories (node_modules, dist, vendor, .git...) are left out;
+// build directories (node_modules, dist, vendor, .git...) are left out,
+// except that a listing of one level shows gitignored files, as Roo's does;
 // hidden files are listed, and so are hidden directories, though a recursive
 // listing does not go into them unless the listed directory is hidden
 // itself. When the limit is reached the list says so.
@@ -120,7 +121,10 @@ func listTree(ctx context.Context, t *tree, dir string, recursive bool, limit in
 		for _, e := range ents {
 			rel := joinRel(cur.rel, e.Name())
 			if !entryIsDir(e) {
-				if !ignoredEntry(cur.ps, rel, false) && len(files) < limit {
+				// Roo Code lists one level with rg -g '*', and a glob
+				// overrides ignore files: gitignored files show there
+				// (gitignored directories do not).
+				if (!recursive || !ignoredEntry(cur.ps, rel, false)) && len(files) < limit {
 					files = append(files, shown(rel))
 				}
 				continue

@@ -56,8 +56,9 @@ func TestListFiles(t *testing.T) {
 		opts ListOptions
 		want string
 	}{
+		// One level: the gitignored app.log shows, the gitignored build/ does not.
 		{"root", map[string]any{"path": "."}, ListOptions{},
-			".env\n.gitignore\nREADME.md\n.github/\nempty/\nsrc/\ntarget/\nvoid/"},
+			".env\n.gitignore\napp.log\nREADME.md\n.github/\nempty/\nsrc/\ntarget/\nvoid/"},
 		{"root, recursive", map[string]any{"path": ".", "recursive": true}, ListOptions{},
 			".env\n.gitignore\nREADME.md\n.github/\nempty/\nempty/.keep\nsrc/\nsrc/.gitignore\nsrc/a.go\nsrc/sub/\nsrc/sub/b.go\n" +
 				"target/\ntarget/classes/\ntarget/classes/C.class\nvoid/"},
@@ -67,7 +68,7 @@ func TestListFiles(t *testing.T) {
 		{"a directory with a trailing slash", map[string]any{"path": "src/"}, ListOptions{}, ".gitignore\na.go\nsub/"},
 		{"an absolute path", map[string]any{"path": filepath.Join(ws.Dir, "src")}, ListOptions{}, ".gitignore\na.go\nsub/"},
 		{"the root, absolutely", map[string]any{"path": ws.Dir + string(filepath.Separator)}, ListOptions{},
-			".env\n.gitignore\nREADME.md\n.github/\nempty/\nsrc/\ntarget/\nvoid/"},
+			".env\n.gitignore\napp.log\nREADME.md\n.github/\nempty/\nsrc/\ntarget/\nvoid/"},
 		{"a hidden directory is listed in full", map[string]any{"path": ".github", "recursive": true}, ListOptions{},
 			"workflows/\nworkflows/ci"},
 		{"an ignored directory named explicitly", map[string]any{"path": "node_modules", "recursive": true}, ListOptions{},
@@ -77,7 +78,7 @@ func TestListFiles(t *testing.T) {
 		{"the limit: files first", map[string]any{"path": "."}, ListOptions{Limit: 3},
 			".env\n.gitignore\nREADME.md\n\n(File list truncated. Use list_files on specific subdirectories if you need to explore further.)"},
 		{"the limit: then directories", map[string]any{"path": "."}, ListOptions{Limit: 5},
-			".env\n.gitignore\nREADME.md\n.github/\nempty/\n\n(File list truncated. Use list_files on specific subdirectories if you need to explore further.)"},
+			".env\n.gitignore\napp.log\nREADME.md\n.github/\n\n(File list truncated. Use list_files on specific subdirectories if you need to explore further.)"},
 		{"the limit, recursive: first-level directories first", map[string]any{"path": ".", "recursive": true}, ListOptions{Limit: 3},
 			".github/\nempty/\nsrc/\n\n(File list truncated. Use list_files on specific subdirectories if you need to explore further.)"},
 		{"the limit, recursive", map[string]any{"path": "src", "recursive": true}, ListOptions{Limit: 3},

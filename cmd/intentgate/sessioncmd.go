@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/intentgate/intentgate/orchestration"
@@ -14,6 +13,7 @@ import (
 type sessionShowOptions struct {
 	workspace string
 	id        string
+	json      bool
 }
 
 func newSessionCmd() *cobra.Command {
@@ -23,20 +23,24 @@ func newSessionCmd() *cobra.Command {
 		Short: "Show what a session has decided and which tools it used",
 	}
 	cmd.PersistentFlags().StringVarP(&o.workspace, "workspace", "w", ".", "the workspace directory")
-	cmd.AddCommand(&cobra.Command{
+	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Print a session's intent, mode, todos, pending question, completion, tasks and tool usage",
 		Long: `show prints the state kept in .orchestration/sessions/ for session ID: the
 selected intent, the mode, the todo list, a question waiting for an answer,
 the result presented as the completion, the tasks delegated with new_task,
-and per tool the calls made and how many of them failed (refused, or the
-tool itself failed).`,
+and per tool the calls made, how many of them failed (refused, or the tool
+itself failed) and the success rate; then the most used tools and the
+problematic ones (a failure rate of at least 20% over at least 3 attempts).
+With --json the same as one JSON object.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.id = args[0]
 			return runSessionShow(o, cmd.OutOrStdout())
 		},
-	})
+	}
+	show.Flags().BoolVar(&o.json, "json", false, "print the session and its tool usage analysis as JSON")
+	cmd.AddCommand(show)
 	return cmd
 }
 
@@ -53,6 +57,14 @@ func runSessionShow(o *sessionShowOptions, out io.Writer) error {
 	todos, err := s.TodoList()
 	if err != nil {
 		return err
+	}
+	report := orchestration.AnalyzeUsage(s.Usage)
+	if o.json {
+		return traceWriteJSON(out, struct {
+			*orchestration.Session
+			Todos     []orchestration.Todo      `json:"todos"`
+			ToolUsage orchestration.UsageReport `json:"tool_usage"`
+		}{s, todos, report})
 	}
 	w := &sessionWriter{out: out}
 	w.line("session:  %s", s.ID)
@@ -109,25 +121,46 @@ func runSessionShow(o *sessionShowOptions, out io.Writer) error {
 		return err
 	}
 	w.line("tool usage:")
-	names := make([]string, 0, len(s.Usage))
-	for n := range s.Usage {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	width := len("total")
-	for _, n := range names {
-		width = max(width, len(n))
-	}
-	w.line("  %-*s  %8s  %8s", width, "TOOL", "ATTEMPTS", "FAILURES")
-	total := orchestration.ToolUsage{}
-	for _, n := range names {
-		u := s.Usage[n]
-		total.Attempts += u.Attempts
-		total.Failures += u.Failures
-		w.line("  %-*s  %8d  %8d", width, n, u.Attempts, u.Failures)
-	}
-	w.line("  %-*s  %8d  %8d", width, "total", total.Attempts, total.Failures)
+	writeUsageReport(w, report)
 	return w.err
+}
+
+// writeUsageReport prints a usage analysis: the per-tool table with success
+// rates, then the most used and the problematic tools.
+func writeUsageReport(w *sessionWriter, r orchestration.UsageReport) {
+	width := len("total")
+	for _, st := range r.Tools {
+		width = max(width, len(st.Tool))
+	}
+	w.line("  %-*s  %8s  %8s  %7s", width, "TOOL", "ATTEMPTS", "FAILURES", "SUCCESS")
+	for _, st := range append(r.Tools, r.Total) {
+		w.line("  %-*s  %8d  %8d  %7s", width, st.Tool, st.Attempts, st.Failures, percent(st))
+	}
+	names := func(sts []orchestration.ToolStat) string {
+		parts := make([]string, len(sts))
+		for i, st := range sts {
+			parts[i] = fmt.Sprintf("%s (%d)", st.Tool, st.Attempts)
+		}
+		return strings.Join(parts, ", ")
+	}
+	w.line("most used:   %s", orNone(names(r.MostUsed)))
+	if len(r.Problematic) == 0 {
+		w.line("problematic: (none: no tool failed %d%% or more of at least %d attempts)",
+			int(orchestration.ProblematicFailureRate*100), orchestration.ProblematicMinAttempts)
+		return
+	}
+	parts := make([]string, len(r.Problematic))
+	for i, st := range r.Problematic {
+		parts[i] = fmt.Sprintf("%s (%d of %d failed)", st.Tool, st.Failures, st.Attempts)
+	}
+	w.line("problematic: %s", strings.Join(parts, ", "))
+}
+
+func percent(st orchestration.ToolStat) string {
+	if st.Attempts == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", st.SuccessRate*100)
 }
 
 // sessionWriter keeps the first write error, so the report reads straight.

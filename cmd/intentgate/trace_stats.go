@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/orchestration/audit"
 	"github.com/spf13/cobra"
 )
@@ -23,7 +25,10 @@ func newTraceStatsCmd() *cobra.Command {
 		Short: "Count records, lines added, files touched and denials per intent, model and tool",
 		Long: `stats reads the whole ledger and prints, per intent, per model and per tool:
 records, changes, lines added (lines inside recorded ranges), distinct files
-touched, violations, and denials by code.`,
+touched, violations, and denials by code. Then the tool usage of every
+session of the workspace: per tool attempts, failures and success rate, the
+most used tools and the problematic ones (a failure rate of at least 20%
+over at least 3 attempts). --json prints all of it as one object.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runTraceStats(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -49,8 +54,17 @@ func runTraceStats(o *traceStatsOptions, out, errw io.Writer) error {
 	if err != nil {
 		return err
 	}
+	usage, sessions, err := orchestration.SumUsage(filepath.Join(o.workspace, ".orchestration", "sessions"))
+	if err != nil {
+		return err
+	}
+	report := orchestration.AnalyzeUsage(usage)
 	if o.json {
-		return traceWriteJSON(out, s)
+		return traceWriteJSON(out, struct {
+			*audit.Stats
+			Sessions  int                       `json:"sessions"`
+			ToolUsage orchestration.UsageReport `json:"tool_usage"`
+		}{s, sessions, report})
 	}
 	fmt.Fprintf(out, "%d lines, %d records", s.Lines, s.Records)
 	if s.Unparsable > 0 {
@@ -69,7 +83,17 @@ func runTraceStats(o *traceStatsOptions, out, errw io.Writer) error {
 		}
 		tw.Flush()
 	}
-	return nil
+	// The ledger holds changes and refusals; every call, reads included,
+	// is counted in the sessions.
+	w := &sessionWriter{out: out}
+	w.line("")
+	if len(report.Tools) == 0 {
+		w.line("tool usage: (none recorded in %d sessions)", sessions)
+		return w.err
+	}
+	w.line("tool usage (all %d sessions):", sessions)
+	writeUsageReport(w, report)
+	return w.err
 }
 
 func traceCodes(m map[string]int) string {

@@ -23,12 +23,15 @@ func (rt *Runtime) registry() *engine.Registry {
 	reg.Register(engine.Spec{Name: "list_files", Group: engine.GroupRead, Tool: tools.ListFiles(tools.ListOptions{})})
 	reg.Register(engine.Spec{Name: "search_files", Group: engine.GroupRead, Tool: tools.SearchFiles()})
 	reg.Register(engine.Spec{Name: "list_code_definition_names", Group: engine.GroupRead, Tool: tools.ListCodeDefinitionNames()})
+	reg.Register(engine.Spec{Name: "fetch_instructions", Group: engine.GroupRead, Tool: tools.FetchInstructions()})
+	reg.Register(engine.Spec{Name: "codebase_search", Group: engine.GroupRead, Tool: tools.CodebaseSearch(tools.CodebaseSearchOptions{})})
 	reg.Register(engine.Spec{Name: "write_to_file", Group: engine.GroupEdit, Tool: tools.WriteFile()})
 	reg.Register(engine.Spec{Name: "apply_diff", Group: engine.GroupEdit, Tool: tools.ApplyDiff()})
 	reg.Register(engine.Spec{Name: "insert_content", Group: engine.GroupEdit, Tool: tools.InsertContent()})
 	reg.Register(engine.Spec{Name: "search_and_replace", Group: engine.GroupEdit, Tool: tools.SearchAndReplace()})
 	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand,
 		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: commandTimeout, Settle: rt.settle})})
+	reg.Register(engine.Spec{Name: "browser_action", Group: engine.GroupBrowser, Tool: tools.BrowserAction(tools.BrowserOptions{})})
 	// MCP servers' tools and resources (.roo/mcp.json); nothing connects
 	// until a call names a server.
 	reg.Register(engine.Spec{Name: mcphub.UseToolName, Group: engine.GroupMCP, Tool: mcphub.UseTool(rt.mcp, mcphub.ToolOptions{})})
