@@ -13,12 +13,35 @@ import (
 const initArg = "__intentgate-sandbox-init"
 
 // Main runs the confined command's init when the process was started as one,
-// and never returns then. Every program that confines commands (the
-// intentgate binary, and test binaries through TestMain) calls it first.
+// and never returns then.
 func Main() {
 	if len(os.Args) > 2 && os.Args[1] == initArg {
 		os.Exit(initMain(os.Args[2]))
 	}
+}
+
+// The init is the program that linked this package, re-executed: every
+// program that confines commands (intentgate, and the test binaries of every
+// package that runs execute_command) must become the init when started as
+// one, before anything else runs. An init function is the one place that
+// holds for all of them; it does nothing unless the hidden argument is there.
+func init() { Main() }
+
+// Refusals picks from a command's output the lines in which it reports a
+// write the sandbox refused, for the record; what the command says is its
+// own, so this is a report, never a decision.
+func Refusals(output string) []string {
+	var out []string
+	for _, line := range strings.Split(output, "\n") {
+		if strings.Contains(line, "Read-only file system") || strings.Contains(line, "Permission denied") ||
+			strings.Contains(line, "Operation not permitted") {
+			out = append(out, strings.TrimSpace(line))
+			if len(out) == 20 {
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Mechanism says how commands are confined on this system.

@@ -143,8 +143,7 @@ func ParseConfig(path string, data []byte) (Config, error) {
 }
 
 // writableOutside are the configured (or default) directories that exist,
-// resolved; one missing below an existing parent is created, so that a
-// package manager's first run works.
+// resolved.
 func (c Config) writableOutside() []string {
 	list := c.WritableOutside
 	if list == nil {
@@ -154,6 +153,11 @@ func (c Config) writableOutside() []string {
 	seen := map[string]bool{}
 	for _, p := range list {
 		if _, err := os.Stat(p); err != nil {
+			// npm's cache and ~/.cache are made on first use, so that a
+			// first install works; other missing caches stay missing.
+			if base := filepath.Base(p); base != ".npm" && base != ".cache" {
+				continue
+			}
 			if _, perr := os.Stat(filepath.Dir(p)); perr != nil || os.Mkdir(p, 0o700) != nil {
 				continue
 			}

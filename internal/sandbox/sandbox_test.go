@@ -7,11 +7,6 @@ import (
 	"testing"
 )
 
-func TestMain(m *testing.M) {
-	Main() // this test binary is also the init of the commands it confines
-	os.Exit(m.Run())
-}
-
 func TestStaticRoot(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"**", ""},
