@@ -13,12 +13,40 @@ import (
 	"time"
 
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/sandbox"
 )
 
 // CommandOptions bound execute_command.
 type CommandOptions struct {
 	Timeout   time.Duration // default 2 minutes
 	OutputCap int           // bytes of output kept; default 64 KiB
+	// Confine gives the kernel confinement of the call's command (what it
+	// may write: the static roots of the session's intent). Nil confines
+	// it to the workspace, governance paths read-only.
+	Confine func(c *engine.Call) (*sandbox.Policy, error)
+}
+
+// confine is the policy of c's command, or a denial saying why it cannot
+// be confined.
+func (o CommandOptions) confine(c *engine.Call) (*sandbox.Policy, error) {
+	var pol *sandbox.Policy
+	var err error
+	if o.Confine != nil {
+		pol, err = o.Confine(c)
+	} else {
+		pol, err = sandbox.ForScope(c.WS.Dir, []string{"**"}, sandbox.Config{})
+	}
+	if err == nil {
+		if mech, why := sandbox.Available(); mech == sandbox.None && !pol.AllowUnconfined {
+			err = fmt.Errorf("%w: %s", sandbox.ErrUnavailable, why)
+		}
+	}
+	if err != nil {
+		return nil, &engine.Denial{Code: engine.HookError, Tool: c.Tool,
+			Message: "the command cannot be confined, so it did not run: " + err.Error(),
+			Hint:    "this is not about your command; tell the user (a team that accepts running commands unconfined sets sandbox.allow_unconfined: true in .orchestration/config.yaml)"}
+	}
+	return pol, nil
 }
 
 // ExecuteCommand is execute_command(command, cwd?). A command line cannot be
@@ -62,16 +90,23 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 			}
 		}
 
+		pol, err := opts.confine(c)
+		if err != nil {
+			return nil, err
+		}
 		before, err := TakeSnapshot(c.WS.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot before the command: %w", err)
 		}
-		out, code, runErr := run(ctx, dir, command, timeout, opts.OutputCap)
+		out, code, runErr := run(ctx, pol, dir, command, timeout, opts.OutputCap)
 		after, err := TakeSnapshot(c.WS.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot after the command: %w", err)
 		}
 		r := &engine.Result{Data: map[string]any{"exit_code": code}}
+		if refused := sandbox.Refusals(out); len(refused) > 0 {
+			r.Data["refused_writes"] = refused
+		}
 		for _, ch := range before.Diff(after) {
 			fc := engine.FileChange{Path: ch.Path, Before: ch.Before, After: ch.After,
 				Existed: ch.Existed, Deleted: ch.Deleted}
@@ -141,17 +176,21 @@ func dirPath(cwd string) string {
 	}
 }
 
-// run runs command through the platform shell in dir, killing its whole
-// process group at the timeout. Output beyond limit keeps its head and tail.
-func run(ctx context.Context, dir, command string, timeout time.Duration, limit int) (string, int, error) {
+// run runs command through the platform shell in dir, confined by pol;
+// everything it started ends with it, or at the timeout. Output beyond
+// limit keeps its head and tail.
+func run(ctx context.Context, pol *sandbox.Policy, dir, command string, timeout time.Duration, limit int) (string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := shell(ctx, command)
-	cmd.Dir = dir
+	cmd, cleanup, err := sandbox.Shell(ctx, pol, dir, command)
+	if err != nil {
+		return "", -1, err
+	}
+	defer cleanup()
 	buf := &capBuffer{limit: limit}
 	cmd.Stdout, cmd.Stderr = buf, buf
 	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
+	err = cmd.Run()
 	// A process the command left running in the background could change
 	// the workspace after the snapshot that judges the command: end the
 	// command's whole process group with it.

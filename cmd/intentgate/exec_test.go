@@ -64,9 +64,9 @@ const execIntents = `active_intents:
 func execWorkspace(t *testing.T) string {
 	t.Helper()
 	ws := e2eWorkspace(t, execIntents, map[string]string{
-		"src/a.go":                                 "package a\n",
-		"docs/readme.md":                           "docs\n",
-		".claude/settings.json":                    "{}\n",
+		"src/a.go":              "package a\n",
+		"docs/readme.md":        "docs\n",
+		".claude/settings.json": "{}\n",
 		"src/x/.orchestration/active_intents.yaml": "active_intents: []\n",
 	})
 	if err := os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755); err != nil {

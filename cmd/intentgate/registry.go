@@ -23,7 +23,7 @@ func newRegistry(g *governed) *engine.Registry {
 	reg.Register(engine.Spec{Name: "insert_content", Group: engine.GroupEdit, Tool: tools.InsertContent()})
 	reg.Register(engine.Spec{Name: "search_and_replace", Group: engine.GroupEdit, Tool: tools.SearchAndReplace()})
 	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand,
-		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: 2 * time.Minute})})
+		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: 2 * time.Minute, Confine: g.confineCommand})})
 	// Tools every mode has (Roo Code's ALWAYS_AVAILABLE_TOOLS): in the modes
 	// group, so that they need no intent.
 	reg.Register(engine.Spec{Name: "ask_followup_question", Group: engine.GroupModes, Tool: tools.AskFollowupQuestion()})

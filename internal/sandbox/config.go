@@ -153,14 +153,7 @@ func (c Config) writableOutside() []string {
 	seen := map[string]bool{}
 	for _, p := range list {
 		if _, err := os.Stat(p); err != nil {
-			// npm's cache and ~/.cache are made on first use, so that a
-			// first install works; other missing caches stay missing.
-			if base := filepath.Base(p); base != ".npm" && base != ".cache" {
-				continue
-			}
-			if _, perr := os.Stat(filepath.Dir(p)); perr != nil || os.Mkdir(p, 0o700) != nil {
-				continue
-			}
+			continue // a cache that does not exist yet stays unwritable
 		}
 		r, err := filepath.EvalSymlinks(p)
 		if err != nil || seen[r] {
