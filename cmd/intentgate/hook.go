@@ -366,7 +366,7 @@ func (h *hookRun) pre(ctx context.Context) agents.Reply {
 			return denyReply(d)
 		}
 	}
-	return agents.Reply{}
+	return h.shellReply()
 }
 
 func (h *hookRun) preOp(ctx context.Context, i int, op agents.Op) *engine.Denial {

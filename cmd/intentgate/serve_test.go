@@ -155,6 +155,10 @@ func hookHTTP(t *testing.T, url string) hookChannel {
 
 var isoTime = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 
+// execBinary is the intentgate binary named in a rewritten shell command,
+// which differs between the daemon and an in-process hook.
+var execBinary = regexp.MustCompile(`'[^']*' exec --session`)
+
 // TestServeSameAnswers plays one Claude Code session three times: each event
 // its own process, the hook process through the daemon's socket, and the
 // daemon's HTTP endpoint. Every answer and every ledger record must match.
@@ -204,6 +208,7 @@ func TestServeSameAnswers(t *testing.T) {
 			}
 			got := r.send(r.e.payload(s.event, s.set))
 			got = isoTime.ReplaceAllString(strings.ReplaceAll(got, r.e.ws, placeholder), "TIME")
+			got = execBinary.ReplaceAllString(got, "'BIN' exec --session")
 			if r.name == "in-process" {
 				want = got
 				continue

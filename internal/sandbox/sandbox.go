@@ -163,13 +163,10 @@ func inside(real, rel string) (string, error) {
 			return "", nil
 		}
 		if looksLikeFile(rest) {
-			full = filepath.Dir(full)
-			if within(full, real) {
-				if err := os.MkdirAll(full, 0o755); err != nil {
-					return "", nil
-				}
-			}
-			return full, nil
+			// A file the intent names that does not exist yet: its
+			// directory would give far more than the file, so a command
+			// cannot create it (write_to_file can).
+			return "", nil
 		}
 		if err := os.MkdirAll(full, 0o755); err != nil {
 			return "", nil
@@ -179,7 +176,7 @@ func inside(real, rel string) (string, error) {
 }
 
 // looksLikeFile guesses that a missing literal root with an extension names
-// a file: its directory becomes the root instead.
+// a file.
 func looksLikeFile(rel string) bool {
 	base := filepath.Base(rel)
 	return strings.Contains(strings.TrimPrefix(base, "."), ".")

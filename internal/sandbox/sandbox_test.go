@@ -40,7 +40,7 @@ func TestForScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{WritableOutside: []string{}}
-	p, err := ForScope(ws, []string{"src/**", "src/x/*.go", "docs/*.md", "out/**", "../up/**", ".orchestration/**", "newpkg/**"}, cfg)
+	p, err := ForScope(ws, []string{"src/**", "src/x/*.go", "docs/*.md", "README.md", "out/**", "../up/**", ".orchestration/**", "newpkg/**"}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
