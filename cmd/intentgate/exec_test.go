@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +183,66 @@ func TestExecRefusesOutsideAWorkspace(t *testing.T) {
 	out, code := runExecBin(t, dir, "--", "true")
 	if code != 125 || !strings.Contains(out, "not in a governed workspace") {
 		t.Errorf("exec outside a workspace: status %d, output %q; want 125 and the reason", code, out)
+	}
+}
+
+// TestInstallClaudeSandbox: install turns on Claude Code's own sandbox with
+// no unsandboxed fallback and every governance path denied to writes, and
+// uninstall takes exactly that back.
+func TestInstallClaudeSandbox(t *testing.T) {
+	ws := t.TempDir()
+	settings := filepath.Join(ws, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mine := `{"sandbox": {"filesystem": {"denyWrite": ["//etc/mine"]}}, "model": "x"}` + "\n"
+	if err := os.WriteFile(settings, []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := mustCLI(t, "install", "claude-code", "-w", ws)
+	for _, want := range []string{"Claude Code: its own sandbox is on", "not guaranteed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("install said %q, want %q", out, want)
+		}
+	}
+	var doc struct {
+		Sandbox struct {
+			Enabled           *bool `json:"enabled"`
+			FailIfUnavailable *bool `json:"failIfUnavailable"`
+			AllowUnsandboxed  *bool `json:"allowUnsandboxedCommands"`
+			Filesystem        struct {
+				DenyWrite []string `json:"denyWrite"`
+			} `json:"filesystem"`
+		} `json:"sandbox"`
+	}
+	data, _ := os.ReadFile(settings)
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	sb := doc.Sandbox
+	if sb.Enabled == nil || !*sb.Enabled || sb.FailIfUnavailable == nil || !*sb.FailIfUnavailable || sb.AllowUnsandboxed == nil || *sb.AllowUnsandboxed {
+		t.Errorf("sandbox settings:\n%s", data)
+	}
+	for _, g := range append([]string{"etc/mine"}, sandbox.GovernanceNames...) {
+		want := "/" + filepath.ToSlash(filepath.Join(ws, g))
+		if g == "etc/mine" {
+			want = "//etc/mine"
+		}
+		if !slices.Contains(sb.Filesystem.DenyWrite, want) {
+			t.Errorf("denyWrite %q lacks %q", sb.Filesystem.DenyWrite, want)
+		}
+	}
+	for _, agent := range []string{"codex", "gemini"} {
+		if out := mustCLI(t, "install", agent, "-w", ws); !strings.Contains(out, "not guaranteed") {
+			t.Errorf("install %s does not say what it cannot guarantee: %q", agent, out)
+		}
+	}
+	mustCLI(t, "uninstall", "claude-code", "-w", ws)
+	data, _ = os.ReadFile(settings)
+	var back, orig any
+	_ = json.Unmarshal(data, &back)
+	_ = json.Unmarshal([]byte(mine), &orig)
+	if fmt.Sprint(back) != fmt.Sprint(orig) {
+		t.Errorf("uninstall left\n%s\nwant the person's own settings\n%s", data, mine)
 	}
 }
