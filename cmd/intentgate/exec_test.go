@@ -223,7 +223,7 @@ func TestInstallClaudeSandbox(t *testing.T) {
 	if sb.Enabled == nil || !*sb.Enabled || sb.FailIfUnavailable == nil || !*sb.FailIfUnavailable || sb.AllowUnsandboxed == nil || *sb.AllowUnsandboxed {
 		t.Errorf("sandbox settings:\n%s", data)
 	}
-	for _, g := range append([]string{"etc/mine"}, sandbox.GovernanceNames...) {
+	for _, g := range append([]string{"etc/mine", ".claude/settings.json"}, slices.DeleteFunc(slices.Clone(sandbox.GovernanceNames), func(s string) bool { return s == ".claude" })...) {
 		want := "/" + filepath.ToSlash(filepath.Join(ws, g))
 		if g == "etc/mine" {
 			want = "//etc/mine"

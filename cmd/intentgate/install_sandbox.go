@@ -34,9 +34,19 @@ func joinNotes(a, b string) string {
 	return a + "; " + b
 }
 
+// claudeDenyWrite are the governance paths for Claude Code's denyWrite.
+// Not .claude/ itself: Claude's sandbox mounts its own protections inside it
+// (.claude/commands...) and fails to start when it is read-only; its settings
+// files are named instead.
 func claudeDenyWrite(root string) []string {
 	var out []string
 	for _, g := range sandbox.GovernanceNames {
+		if g == ".claude" {
+			for _, f := range []string{"settings.json", "settings.local.json"} {
+				out = append(out, "/"+filepath.ToSlash(filepath.Join(root, g, f)))
+			}
+			continue
+		}
 		out = append(out, "/"+filepath.ToSlash(filepath.Join(root, g)))
 	}
 	return out
