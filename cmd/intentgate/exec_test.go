@@ -86,6 +86,7 @@ func selectIntent(t *testing.T, ws, session, intent string) {
 }
 
 func TestExecWritesOnlyBeneathTheIntentsRoots(t *testing.T) {
+	t.Parallel()
 	requireConfinement(t)
 	ws := execWorkspace(t)
 	outside := t.TempDir()
@@ -123,6 +124,7 @@ func TestExecWritesOnlyBeneathTheIntentsRoots(t *testing.T) {
 }
 
 func TestExecGovernanceReadOnlyUnderWideScope(t *testing.T) {
+	t.Parallel()
 	requireConfinement(t)
 	ws := execWorkspace(t)
 	selectIntent(t, ws, "wide", "INT-002")
@@ -153,6 +155,7 @@ func TestExecGovernanceReadOnlyUnderWideScope(t *testing.T) {
 }
 
 func TestExecSurvivorsAreGone(t *testing.T) {
+	t.Parallel()
 	requireConfinement(t)
 	ws := execWorkspace(t)
 	selectIntent(t, ws, "s1", "INT-001")
@@ -179,6 +182,7 @@ func TestExecSurvivorsAreGone(t *testing.T) {
 }
 
 func TestExecRefusesOutsideAWorkspace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, code := runExecBin(t, dir, "--", "true")
 	if code != 125 || !strings.Contains(out, "not in a governed workspace") {

@@ -47,6 +47,7 @@ func keysOfRaw(m map[string]json.RawMessage) []string {
 // quoted, and the kernel refuses its writes outside the intent's scope and to
 // the governance files.
 func TestClaudeCodeBashRunsConfined(t *testing.T) {
+	t.Parallel()
 	requireConfinement(t)
 	e := newHookEnv(t, "claude-code", map[string]string{"src/keep.txt": "keep\n"})
 	e.intentUse(claudeSession, "INT-001")
