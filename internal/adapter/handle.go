@@ -356,7 +356,7 @@ func (h *hookRun) pre(ctx context.Context) Reply {
 			return denyReply(d)
 		}
 	}
-	return Reply{}
+	return h.shellReply()
 }
 
 func (h *hookRun) preOp(ctx context.Context, i int, op Op) *engine.Denial {

@@ -27,7 +27,7 @@ func (rt *Runtime) registry() *engine.Registry {
 	reg.Register(engine.Spec{Name: "insert_content", Group: engine.GroupEdit, Tool: tools.InsertContent()})
 	reg.Register(engine.Spec{Name: "search_and_replace", Group: engine.GroupEdit, Tool: tools.SearchAndReplace()})
 	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand,
-		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: commandTimeout, Settle: rt.settle})})
+		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: commandTimeout, Settle: rt.settle, Confine: rt.confineCommand})})
 	// Tools every mode has (Roo Code's ALWAYS_AVAILABLE_TOOLS): in the modes
 	// group, so that they need no intent.
 	reg.Register(engine.Spec{Name: "ask_followup_question", Group: engine.GroupModes, Tool: tools.AskFollowupQuestion()})
