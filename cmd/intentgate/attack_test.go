@@ -58,6 +58,7 @@ func testMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "building intentgate: %v\n%s", err, out)
 		return 1
 	}
+	prebuilt = atkBin
 	return m.Run()
 }
 

@@ -19,11 +19,14 @@ var (
 	e2eErr  error
 )
 
+// prebuilt is the binary TestMain built, where it builds one.
+var prebuilt string
+
 // e2eBinary builds the intentgate binary once for the package's tests.
 func e2eBinary(t *testing.T) string {
 	t.Helper()
-	if atkBin != "" {
-		return atkBin // TestMain built it
+	if prebuilt != "" {
+		return prebuilt // TestMain built it
 	}
 	e2eOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "intentgate-bin-")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/intentgate/intentgate/internal/adapter"
+	"github.com/intentgate/intentgate/internal/daemon"
 	"github.com/spf13/cobra"
 )
 
@@ -62,7 +63,7 @@ func runHook(ctx context.Context, o *hookOptions, agent string, in io.Reader, ou
 		raw = nil
 	}
 	hd := &adapter.Handler{Workspace: o.workspace, OnlyGoverned: o.onlyGoverned,
-		Forward: forwardToDaemon(errw), Version: version, Stderr: errw}
+		Forward: daemon.Forward(errw), Version: version, Stderr: errw}
 	reply, exit := hd.Handle(ctx, agent, raw)
 	if _, err := out.Write(reply); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/intentgate/intentgate/internal/adapter"
+	"github.com/intentgate/intentgate/internal/daemon"
 	"github.com/intentgate/intentgate/internal/fsx"
 	"github.com/spf13/cobra"
 )
@@ -459,7 +460,7 @@ func claudeHooks(specs []hookSpec, command string, named bool, ours func(string)
 	isOurs := func(h *jnode) bool {
 		c, ok := h.get("command").str()
 		if u, isURL := h.get("url").str(); !ok && isURL {
-			return isDaemonHookURL(u)
+			return daemon.IsHookURL(u)
 		}
 		return ok && ours(c)
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/intentgate/intentgate/internal/daemon"
 )
 
 // defaultDaemonAddr is where `install claude-code --daemon` points Claude
@@ -23,7 +25,7 @@ func (o *installOptions) checkDaemon(agent string) error {
 	if o.global {
 		return errors.New("--daemon: a daemon serves one workspace, so it cannot take every project's events; install --daemon in each workspace")
 	}
-	if err := checkLoopback(o.daemon); err != nil {
+	if err := daemon.CheckLoopback(o.daemon); err != nil {
 		return fmt.Errorf("--daemon: %w", err)
 	}
 	if _, port, _ := net.SplitHostPort(o.daemon); port == "0" || port == "" {

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/intentgate/intentgate/internal/daemon"
 	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/intentgate/intentgate/orchestration"
 )
@@ -181,7 +182,7 @@ func TestServeSameAnswers(t *testing.T) {
 		{"socket", viaSocket, hookProcess(t), ds},
 		{"http", viaHTTP, hookHTTP(t, dh.url), dh},
 	}
-	if !canVerifyPeer {
+	if !daemon.CanVerifyPeer {
 		runs = slices.Delete(runs, 1, 2) // hooks use no socket here
 	}
 	steps := []struct {
@@ -258,7 +259,7 @@ func TestServeSameAnswers(t *testing.T) {
 
 	// A service manager's SIGTERM: the daemon stops cleanly and takes its
 	// socket with it; hooks then do the work themselves.
-	if canVerifyPeer {
+	if daemon.CanVerifyPeer {
 		if err := ds.stop(t); err != nil {
 			t.Errorf("serve exited with %v after SIGTERM; stderr:\n%s", err, ds.stderr.String())
 		}
@@ -279,8 +280,8 @@ func TestServeConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	d := &daemon{dir: e.ws, rt: g, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	srv := httptest.NewServer(d.tcpHandler())
+	d := daemon.New(e.ws, g, slog.New(slog.NewTextHandler(io.Discard, nil)), version)
+	srv := httptest.NewServer(d.TCPHandler())
 	defer srv.Close()
 	post := hookHTTP(t, srv.URL+"/hooks/claude-code")
 
@@ -350,7 +351,7 @@ func TestServeSocketFallback(t *testing.T) {
 		t.Skip("the hook never uses the socket on Windows")
 	}
 	e := newHookEnv(t, "claude-code", nil)
-	sock := e.path(".orchestration/" + daemonSocketName)
+	sock := e.path(".orchestration/" + daemon.SocketName)
 	ev := e.payload("PreToolUse-Write", nil)
 
 	// A socket left behind by a daemon that is gone.
@@ -399,8 +400,8 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 		{"127.0.0.1:0", true}, {"[::1]:8080", true}, {"localhost:7853", true}, {"127.1.2.3:80", true},
 		{"0.0.0.0:0", false}, {":7853", false}, {"192.168.1.10:80", false}, {"[::]:0", false}, {"example.com:80", false}, {"127.0.0.1", false},
 	} {
-		if err := checkLoopback(tc.addr); (err == nil) != tc.ok {
-			t.Errorf("checkLoopback(%q) = %v, want ok=%v", tc.addr, err, tc.ok)
+		if err := daemon.CheckLoopback(tc.addr); (err == nil) != tc.ok {
+			t.Errorf("daemon.CheckLoopback(%q) = %v, want ok=%v", tc.addr, err, tc.ok)
 		}
 	}
 	ws := e2eWorkspace(t, mcpIntents, nil)
@@ -418,8 +419,8 @@ func TestServeRefusesBrowsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	d := &daemon{dir: e.ws, rt: g, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	h := d.tcpHandler()
+	d := daemon.New(e.ws, g, slog.New(slog.NewTextHandler(io.Discard, nil)), version)
+	h := d.TCPHandler()
 	body := string(e.payload("PreToolUse-Write", nil))
 	for _, tc := range []struct {
 		name, method, path, host, origin string
@@ -502,47 +503,5 @@ func TestInstallDaemon(t *testing.T) {
 		if out, err := runCLI(t, t.TempDir(), args...); err == nil {
 			t.Errorf("%v succeeded: %q", args, out)
 		}
-	}
-}
-
-// TestTCPPeerUID finds this process's own end of a loopback connection in
-// the kernel's socket table, over IPv4 and IPv6.
-func TestTCPPeerUID(t *testing.T) {
-	t.Parallel()
-	if runtime.GOOS != "linux" {
-		t.Skip("only Linux tells who owns the other end of a TCP connection")
-	}
-	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			t.Logf("%s: %v", addr, err)
-			continue
-		}
-		c, err := net.Dial("tcp", l.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := l.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		uid, ok := tcpPeerUID(s.RemoteAddr().(*net.TCPAddr), s.LocalAddr().(*net.TCPAddr))
-		if !ok || uid != os.Geteuid() {
-			t.Errorf("%s: tcpPeerUID = %d, %v; want %d, true", addr, uid, ok, os.Geteuid())
-		}
-		// A port nothing uses: no such connection.
-		free, err := net.Listen("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bogus := *s.RemoteAddr().(*net.TCPAddr)
-		bogus.Port = free.Addr().(*net.TCPAddr).Port
-		free.Close()
-		if uid, ok := tcpPeerUID(&bogus, s.LocalAddr().(*net.TCPAddr)); ok {
-			t.Errorf("%s: tcpPeerUID of no connection = %d, true; want false", addr, uid)
-		}
-		c.Close()
-		s.Close()
-		l.Close()
 	}
 }

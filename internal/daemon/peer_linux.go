@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package daemon
 
 import (
 	"encoding/binary"
@@ -14,8 +14,8 @@ import (
 
 const isWindows = false
 
-// canVerifyPeer: the kernel says who listens on a socket.
-const canVerifyPeer = true
+// CanVerifyPeer: the kernel says who listens on a socket.
+const CanVerifyPeer = true
 
 // verifyPeer checks, through the kernel's record of who listens on the
 // socket, that it is this user running this executable.

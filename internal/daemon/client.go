@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bytes"
@@ -24,21 +24,21 @@ import (
 // in intentgate's place, so it is never asked anything.
 var errNotOurs = errors.New("not served by this intentgate executable")
 
-// forwardToDaemon has the daemon serving a workspace handle an event, when
+// Forward has the daemon serving a workspace handle an event, when
 // one runs there. ok is false when there is none (or it cannot be trusted,
 // or it failed to answer): the event is then handled in this process, with
 // the same result, since all the state either uses is in .orchestration/.
 //
 // Where no daemon was ever started this costs one lstat; where one was and
 // is gone, one refused connect.
-func forwardToDaemon(errw io.Writer) func(ctx context.Context, dir, agent string, raw []byte) (adapter.Reply, bool) {
+func Forward(errw io.Writer) func(ctx context.Context, dir, agent string, raw []byte) (adapter.Reply, bool) {
 	return func(ctx context.Context, dir, agent string, raw []byte) (adapter.Reply, bool) {
-		if !canVerifyPeer || os.Getenv("INTENTGATE_NO_DAEMON") != "" {
+		if !CanVerifyPeer || os.Getenv("INTENTGATE_NO_DAEMON") != "" {
 			return adapter.Reply{}, false
 		}
 		sock := os.Getenv("INTENTGATE_SOCKET")
 		if sock == "" {
-			sock = filepath.Join(dir, orchestration.DirName, daemonSocketName)
+			sock = filepath.Join(dir, orchestration.DirName, SocketName)
 		}
 		if fi, err := os.Lstat(sock); err != nil || (fi.Mode().Type() != fs.ModeSocket && !isWindows) {
 			return adapter.Reply{}, false

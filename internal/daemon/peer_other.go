@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package main
+package daemon
 
 import (
 	"errors"
@@ -10,9 +10,9 @@ import (
 
 const isWindows = runtime.GOOS == "windows"
 
-// canVerifyPeer: nothing here tells who listens on a socket, so the hook never
+// CanVerifyPeer: nothing here tells who listens on a socket, so the hook never
 // uses one and the daemon makes none unless told to.
-const canVerifyPeer = false
+const CanVerifyPeer = false
 
 // verifyPeer cannot tell here who listens on the socket, so the hook never
 // trusts it and does its work itself; the daemon's HTTP hooks still work.
