@@ -84,7 +84,7 @@ func runExec(ctx context.Context, o *execOptions, args []string, stdin io.Reader
 	ws := o.workspace
 	if ws == "" {
 		if ws, err = gate.Find(cwd); err != nil {
-			return &exitError{code: 125, err: fmt.Errorf("%w; or run the command from the workspace, or pass --workspace", err)}
+			return &exitError{code: 125, err: fmt.Errorf("the command's directory is not in a governed workspace: %w; or run it from the workspace, or pass --workspace", err)}
 		}
 	} else if _, err := os.Lstat(filepath.Join(ws, ".orchestration")); err != nil {
 		return &exitError{code: 125, err: fmt.Errorf("--workspace %s: it has no .orchestration/; run `intentgate init` there", ws)}
