@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/sandbox"
 )
 
 // CommandOptions bound execute_command.
@@ -30,6 +31,33 @@ type CommandOptions struct {
 	// error is added to the output as a warning. Nil
 	// leaves the changes unjudged (they are still judged by the post-hooks).
 	Settle func(ctx context.Context, c *engine.Call, before *StoredSnapshot, r *engine.Result) error
+	// Confine gives the kernel confinement of the call's command (what it
+	// may write: the static roots of the session's intent). Nil confines
+	// it to the workspace, governance paths read-only.
+	Confine func(c *engine.Call) (*sandbox.Policy, error)
+}
+
+// confine is the policy of c's command, or a denial saying why it cannot
+// be confined.
+func (o CommandOptions) confine(c *engine.Call) (*sandbox.Policy, error) {
+	var pol *sandbox.Policy
+	var err error
+	if o.Confine != nil {
+		pol, err = o.Confine(c)
+	} else {
+		pol, err = sandbox.ForScope(c.WS.Dir, []string{"**"}, sandbox.Config{})
+	}
+	if err == nil {
+		if mech, why := sandbox.Available(); mech == sandbox.None && !pol.AllowUnconfined {
+			err = fmt.Errorf("%w: %s", sandbox.ErrUnavailable, why)
+		}
+	}
+	if err != nil {
+		return nil, &engine.Denial{Code: engine.HookError, Tool: c.Tool,
+			Message: "the command cannot be confined, so it did not run: " + err.Error(),
+			Hint:    "this is not about your command; tell the user (a team that accepts running commands unconfined sets sandbox.allow_unconfined: true in .orchestration/config.yaml)"}
+	}
+	return pol, nil
 }
 
 // ExecuteCommand is execute_command(command, cwd?). A command line cannot be
@@ -48,6 +76,9 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 		if err != nil {
 			return nil, err
 		}
+		if req.Policy, err = opts.confine(c); err != nil {
+			return nil, err
+		}
 		before, err := Picture(c.WS.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot before the command: %w", err)
@@ -60,6 +91,9 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 			return nil, fmt.Errorf("snapshot after the command: %w", err)
 		}
 		r := &engine.Result{Data: map[string]any{"exit_code": out.Code}, Changes: changes}
+		if refused := sandbox.Refusals(out.Output); len(refused) > 0 {
+			r.Data["refused_writes"] = refused
+		}
 		r.Output = out.Report(changes)
 		if opts.Settle != nil {
 			// The command ran: what could not be settled is told, not
@@ -77,6 +111,10 @@ type CommandRequest struct {
 	Command string
 	Dir     string // absolute directory the command runs in
 	Timeout time.Duration
+	// Policy confines the command (sandbox.Shell); nil runs it through
+	// the plain platform shell, which only a caller that confines it
+	// otherwise may ask for.
+	Policy *sandbox.Policy
 }
 
 // ParseCommand reads and checks the arguments of an execute_command call:
@@ -128,7 +166,7 @@ type CommandOutcome struct {
 // RunCommand runs req through the platform shell. It is the one place a
 // governed command is executed.
 func RunCommand(ctx context.Context, req *CommandRequest, outputCap int) *CommandOutcome {
-	out, code, err := run(ctx, req.Dir, req.Command, req.Timeout, outputCap)
+	out, code, err := run(ctx, req.Policy, req.Dir, req.Command, req.Timeout, outputCap)
 	return &CommandOutcome{Output: out, Code: code, Dir: req.Dir, Timeout: req.Timeout, Err: err}
 }
 
@@ -239,19 +277,23 @@ func dirPath(cwd string) string {
 	}
 }
 
-// run runs command through the platform shell in dir, killing its whole
-// process group at the timeout. Output beyond limit keeps its head and tail.
-func run(ctx context.Context, dir, command string, timeout time.Duration, limit int) (string, int, error) {
+// run runs command through the platform shell in dir, confined by pol;
+// everything it started ends with it, or at the timeout. Output beyond
+// limit keeps its head and tail.
+func run(ctx context.Context, pol *sandbox.Policy, dir, command string, timeout time.Duration, limit int) (string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := shell(ctx, command)
-	cmd.Dir = dir
+	cmd, cleanup, err := sandbox.Shell(ctx, pol, dir, command)
+	if err != nil {
+		return "", -1, err
+	}
+	defer cleanup()
 	buf := &capBuffer{limit: limit}
 	live := liveStream(ctx)
 	out := io.MultiWriter(buf, live)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Start()
+	err = cmd.Start()
 	if err == nil {
 		live.start(cmd.Process.Pid, command)
 		err = cmd.Wait()

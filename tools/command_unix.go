@@ -3,21 +3,10 @@
 package tools
 
 import (
-	"context"
 	"io/fs"
 	"os/exec"
 	"syscall"
 )
-
-func shell(ctx context.Context, command string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// The whole group: a shell's children must not outlive the timeout.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	return cmd
-}
 
 // killGroup ends whatever is left of the command's process group once the
 // shell has exited.

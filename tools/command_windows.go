@@ -3,14 +3,9 @@
 package tools
 
 import (
-	"context"
 	"io/fs"
 	"os/exec"
 )
-
-func shell(ctx context.Context, command string) *exec.Cmd {
-	return exec.CommandContext(ctx, "cmd.exe", "/C", command)
-}
 
 // killGroup: Windows has no process groups to end here (a job object would
 // be the equivalent).

@@ -1307,7 +1307,7 @@ func TestAttackCommands(t *testing.T) {
 			setup:   func(e *atkEnv) { e.write("docs/readme.md", "edited by a person, not committed\n") },
 			command: "git checkout -- docs/readme.md", violations: []string{"docs/readme.md"}},
 		{name: "cmd/mv", setup: func(e *atkEnv) { e.write("src/tmp.txt", "tmp\n") },
-			command: "mv src/tmp.txt docs/moved.md", violations: []string{"docs/moved.md"}, deletes: []string{"src/tmp.txt"}},
+			command: "mv src/tmp.txt docs/moved.md", violations: []string{"docs/moved.md"}},
 		{name: "cmd/mv tmp f (over an existing file)", command: "printf 'pwned\\n' > src/t && mv src/t docs/readme.md", violations: []string{"docs/readme.md"}},
 		{name: "cmd/cp", command: "cp src/main.go docs/copy.go", violations: []string{"docs/copy.go"}},
 		{name: "cmd/ln -sf /outside src/link", command: "ln -sf {out} src/link", violations: []string{"src/link"}},
@@ -1326,6 +1326,7 @@ func TestAttackCommands(t *testing.T) {
 			violations: []string{".orchestration/active_intents.yaml"}},
 		{name: "cmd/governed: .intentignore", command: "echo '' > .intentignore", violations: []string{".intentignore"}},
 		{name: "cmd/governed: .claude/settings.json under **", intent: "INT-ALL",
+			setup:   func(e *atkEnv) { e.write(".claude/settings.json", "{\"hooks\":{}}\n") },
 			command: "mkdir -p .claude && echo '{}' > .claude/settings.json", violations: []string{".claude/settings.json"}},
 		{name: "cmd/governed: .git/hooks/pre-commit under **", need: []string{"git"}, intent: "INT-ALL",
 			command: "printf '#!/bin/sh\\n' > .git/hooks/pre-commit", violations: []string{".git/hooks/pre-commit"}},
@@ -1338,41 +1339,14 @@ func TestAttackCommands(t *testing.T) {
 		// In place, same size, mtime put back: only the ctime tells.
 		{name: "cmd/same size in place with mtime restored", need: []string{"dd", "touch"},
 			command:    "cat docs/readme.md > src/ref && touch -r docs/readme.md src/ref && printf 'EVIL' | dd of=docs/readme.md conv=notrunc 2>/dev/null && touch -r src/ref docs/readme.md",
-			violations: []string{"docs/readme.md"}, allows: []string{"src/ref"},
-			check: func(t *testing.T, e *atkEnv, res resultLine) {
-				if b, _ := os.ReadFile(e.abs("docs/readme.md")); string(b) != "EVILo world\n" {
-					t.Fatalf("the command did not do what the case needs: %q", b)
-				}
-			}},
+			violations: []string{"docs/readme.md"}, allows: []string{"src/ref"}},
 		// A tree too deep for the kernel's PATH_MAX must not make the
 		// audit fail (and so hide the other changes), nor stop every later
 		// command.
 		{name: "cmd/tree past PATH_MAX hides nothing", need: []string{"perl"},
 			// perl, because sh's cd works on the whole path and fails past PATH_MAX.
 			command:    "perl -e 'mkdir \"docs/deep\" or die; chdir \"docs/deep\" or die; for (1..22) { mkdir \"" + longName + "\" or die; chdir \"" + longName + "\" or die } open(F, \">f.md\") or die; print F \"evil\\n\"' && echo evil > docs/hidden.md",
-			violations: []string{"docs/hidden.md"},
-			check: func(t *testing.T, e *atkEnv, res resultLine) {
-				if !strings.Contains(res.Output, "docs/deep/") {
-					t.Errorf("the uninspectable tree is not reported: %s", res.Output)
-				}
-				found := false
-				for _, r := range e.ledger() {
-					for _, f := range r.Files {
-						found = found || (strings.HasPrefix(f.Path, "docs/deep/") && r.Meta.Decision == orchestration.DecisionViolation)
-					}
-				}
-				if !found {
-					t.Errorf("no violation record for the uninspectable tree under docs/deep/")
-				}
-				p := e.start()
-				p.selectIntent("INT-001")
-				res2 := p.send("execute_command", map[string]any{"command": "echo x > docs/second.md"})
-				p.close()
-				if !res2.OK {
-					t.Fatalf("the next command failed: %s", atkDescribe(res2))
-				}
-				e.wantViolation(t, res2, p.id(), "docs/second.md")
-			}},
+			violations: []string{"docs/hidden.md", "docs/deep"}},
 		// A name that is not UTF-8 sorts before docs/: its record must not
 		// keep the next violation out of the ledger.
 		{name: "cmd/non-UTF-8 name first", command: "touch \"$(printf 'a\\377')\" && echo evil > docs/after.md",
@@ -1386,8 +1360,10 @@ func TestAttackCommands(t *testing.T) {
 				deadline := time.Now().Add(30 * time.Second) // a hang guard, not a timing assertion
 				for {
 					f, err := os.OpenFile(gate, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-					if errors.Is(err, syscall.ENXIO) {
-						break // no reader left: the background process is gone
+					if errors.Is(err, syscall.ENXIO) || errors.Is(err, os.ErrNotExist) {
+						// No reader left, or the whole background list
+						// was killed before it made the FIFO.
+						break
 					}
 					if err != nil {
 						t.Fatal(err)
@@ -1451,11 +1427,35 @@ func TestAttackCommands(t *testing.T) {
 			if tc.cwd != "" {
 				args["cwd"] = e.expand(tc.cwd)
 			}
+			// A confined command cannot write outside its intent's static
+			// roots nor any governance path: those writes fail inside the
+			// command and leave the files as they were.
+			var refused, violations []string
+			for _, v := range tc.violations {
+				if atkConfinedRefuses(intent, v) {
+					refused = append(refused, v)
+				} else {
+					violations = append(violations, v)
+				}
+			}
+			refusedBefore := map[string]string{}
+			for _, v := range refused {
+				refusedBefore[v] = atkState(e.abs(v))
+			}
 			res := p.send("execute_command", args)
 			id := p.id()
 			p.close()
 			p.checkNoSecret()
 			e.checkAround()
+			for _, v := range refused {
+				if got := atkState(e.abs(v)); got != refusedBefore[v] {
+					t.Errorf("the confined command changed %s: %s, was %s", v, got, refusedBefore[v])
+				}
+			}
+			if len(refused) > 0 && !strings.Contains(res.Output, "Permission denied") && !strings.Contains(res.Output, "Read-only file system") &&
+				strings.Contains(res.Output, "exited with code 0.") {
+				t.Errorf("the command's output does not show the refused write:\n%s", res.Output)
+			}
 			if tc.denial != "" {
 				e.wantCode("execute_command", res, tc.denial)
 				e.wantDenyRecord(id, tc.denial)
@@ -1472,11 +1472,11 @@ func TestAttackCommands(t *testing.T) {
 					t.Errorf("the output does not report %s as a violation:\n%s", v, res.Output)
 				}
 			}
-			if strings.Contains(res.Output, "SCOPE_VIOLATION") != (len(tc.violations)+len(tc.reported) > 0) {
+			if strings.Contains(res.Output, "SCOPE_VIOLATION") != (len(violations)+len(tc.reported) > 0) {
 				t.Errorf("SCOPE_VIOLATION in the output is %v, want %v:\n%s",
-					strings.Contains(res.Output, "SCOPE_VIOLATION"), len(tc.violations) > 0, res.Output)
+					strings.Contains(res.Output, "SCOPE_VIOLATION"), len(violations) > 0, res.Output)
 			}
-			for _, v := range tc.violations {
+			for _, v := range violations {
 				e.wantViolation(t, res, id, v)
 			}
 			for _, a := range tc.allows {
@@ -1508,6 +1508,32 @@ func TestAttackCommands(t *testing.T) {
 			t.Errorf("a refused command changed the workspace: %v %v %v", a, c, r)
 		}
 	})
+}
+
+// atkConfinedRefuses reports whether a command of intent cannot write path
+// at all: outside INT-001's root src/, or a governance path.
+func atkConfinedRefuses(intent, path string) bool {
+	if orchestration.IsGoverned(path) || path == ".mcp.json" {
+		return true
+	}
+	return intent == "INT-001" && !strings.HasPrefix(path, "src/")
+}
+
+// atkState describes what is at p: its kind and content or link target.
+func atkState(p string) string {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return "absent"
+	}
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		t, _ := os.Readlink(p)
+		return "link to " + t
+	case fi.IsDir():
+		return "directory"
+	}
+	b, _ := os.ReadFile(p)
+	return fmt.Sprintf("file %q", b)
 }
 
 // wantViolation checks that path is reported in the command's output and
@@ -1573,8 +1599,15 @@ func TestAttackBookkeepingRedirect(t *testing.T) {
 			p.send("read_file", map[string]any{"path": "src/main.go"})
 			res := p.send("execute_command", map[string]any{"command": e.expand(tc.command)})
 			p.close()
-			if tc.reported != "" && !strings.Contains(res.Output, "  "+tc.reported+":") {
-				t.Errorf("%s is not reported as a violation:\n%s", tc.reported, res.Output)
+			// The confined command cannot touch .orchestration: the
+			// redirection fails inside it.
+			if tc.reported != "" {
+				if fi, err := os.Lstat(e.abs(tc.reported)); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+					t.Errorf("%s was replaced by the command (%v):\n%s", tc.reported, err, res.Output)
+				}
+				if !strings.Contains(res.Output, "Permission denied") && !strings.Contains(res.Output, "Read-only file system") {
+					t.Errorf("the command's output does not show the refused write:\n%s", res.Output)
+				}
 			}
 			e.checkAround()
 			p = e.start()

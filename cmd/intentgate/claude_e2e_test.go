@@ -14,16 +14,19 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/intentgate/intentgate/internal/daemon"
 )
 
 // TestClaudeCodeEndToEnd runs the real Claude Code binary against a scripted
 // model (shared/tools/fakellm) in a workspace where `intentgate install
-// claude-code` put its hooks: an out-of-scope Write is denied, an Edit after a
-// Read is traced with its ranges, and a Bash command writing outside the
-// scope is reported to the model and recorded as a violation. The "daemon"
-// case does the same with `install --daemon` and `intentgate serve`.
+// claude-code` put its hooks and turned on Claude Code's sandbox: an
+// out-of-scope Write is denied, an Edit after a Read is traced with its
+// ranges, and Bash commands, rewritten to run under `intentgate exec`, fail
+// inside the sandbox when they write outside the scope or to
+// .orchestration/active_intents.yaml, the model seeing the error. The
+// "daemon" case does the same with `install --daemon` and `intentgate serve`,
+// whose socket the command hooks use.
+//
+// Claude Code's own sandbox needs bubblewrap and socat on Linux.
 //
 // It downloads Claude Code from npm (over 200 MB), so it runs only with
 // INTENTGATE_E2E_CLAUDE=1. INTENTGATE_CLAUDE_BIN may name an installed claude
@@ -110,8 +113,9 @@ func claudeScenario(t *testing.T, bin, claude, fakellm string, daemon bool) {
 	}
 	var d *serveProc
 	if daemon {
-		d = startServeOn(t, ws)
+		d = startServe(t, ws)
 	}
+	intentsBefore, _ := os.ReadFile(filepath.Join(ws, ".orchestration", "active_intents.yaml"))
 
 	abs := func(rel string) string { return filepath.Join(ws, filepath.FromSlash(rel)) }
 	script, _ := json.Marshal([]map[string]any{
@@ -119,6 +123,8 @@ func claudeScenario(t *testing.T, bin, claude, fakellm string, daemon bool) {
 		{"tool": "Read", "input": map[string]any{"file_path": abs("src/app.txt")}},
 		{"tool": "Edit", "input": map[string]any{"file_path": abs("src/app.txt"), "old_string": "beta", "new_string": "BETA\nextra"}},
 		{"tool": "Bash", "input": map[string]any{"command": "echo hi > " + abs("outside.txt"), "description": "write outside the scope"}},
+		{"tool": "Bash", "input": map[string]any{"command": "echo '  - id: INT-666' >> " + abs(".orchestration/active_intents.yaml"), "description": "widen the intents"}},
+		{"tool": "Bash", "input": map[string]any{"command": "echo ok > " + abs("src/bash.txt"), "description": "write in scope"}},
 		{"text": "All done."},
 	})
 	dir := t.TempDir()
@@ -149,7 +155,12 @@ func claudeScenario(t *testing.T, bin, claude, fakellm string, daemon bool) {
 	}
 
 	// What the model was told, from the requests Claude Code sent it.
-	results, texts := claudeRequests(t, logPath)
+	results, _ := claudeRequests(t, logPath)
+	for _, r := range results {
+		if strings.Contains(r.text, "Exit code") {
+			t.Logf("Bash result: %s", r.text)
+		}
+	}
 	denied := false
 	for _, r := range results {
 		if r.isError && strings.Contains(r.text, `"error":"SCOPE_VIOLATION"`) && strings.Contains(r.text, `"path":"docs/out.md"`) {
@@ -159,11 +170,29 @@ func claudeScenario(t *testing.T, bin, claude, fakellm string, daemon bool) {
 	if !denied {
 		t.Errorf("no is_error tool result with the SCOPE_VIOLATION denial of docs/out.md; tool results: %+v", results)
 	}
-	reported := slices.ContainsFunc(texts, func(s string) bool {
-		return strings.Contains(s, "PostToolUse:Bash hook blocking error") && strings.Contains(s, "SCOPE_VIOLATION") && strings.Contains(s, "outside.txt")
-	})
-	if !reported {
-		t.Errorf("the model was not told that the command wrote outside.txt out of scope; texts: %q", texts)
+	// The Bash commands ran under intentgate exec: the writes outside the
+	// scope and to the intents failed inside the command, and the model
+	// saw the command's own error.
+	refused := func(name string) bool {
+		return slices.ContainsFunc(results, func(r claudeToolResult) bool {
+			return strings.Contains(r.text, name) && (strings.Contains(r.text, "Permission denied") ||
+				strings.Contains(r.text, "Read-only file system") || strings.Contains(r.text, "Operation not permitted"))
+		})
+	}
+	if !refused("outside.txt") {
+		t.Errorf("the model was not shown the refused write of outside.txt; tool results: %+v", results)
+	}
+	if !refused("active_intents.yaml") {
+		t.Errorf("the model was not shown the refused write of active_intents.yaml; tool results: %+v", results)
+	}
+	if got, _ := os.ReadFile(abs(".orchestration/active_intents.yaml")); !bytes.Equal(got, intentsBefore) {
+		t.Errorf("a Bash command changed active_intents.yaml:\n%s", got)
+	}
+	if _, err := os.Stat(abs("outside.txt")); err == nil {
+		t.Errorf("a Bash command wrote outside.txt, outside the scope")
+	}
+	if b, _ := os.ReadFile(abs("src/bash.txt")); string(b) != "ok\n" {
+		t.Errorf("the Bash command in scope did not write src/bash.txt (%q); tool results: %+v", b, results)
 	}
 
 	// What the ledger holds.
@@ -187,29 +216,19 @@ func claudeScenario(t *testing.T, bin, claude, fakellm string, daemon bool) {
 	want := []string{
 		"deny denial docs/out.md []",
 		"allow modify src/app.txt [2-3]",
-		"violation violation outside.txt [1-1]",
+		"allow create src/bash.txt [1-1]",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("ledger:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	if d != nil {
-		if n := strings.Count(d.stderr.String(), "via=http"); n < 6 {
-			t.Errorf("the daemon answered %d http hooks, want every tool and prompt event:\n%s", n, d.stderr.String())
+		if n := strings.Count(d.stderr.String(), "via=socket"); n < 6 {
+			t.Errorf("the daemon answered %d hook events through its socket, want every tool and prompt event:\n%s", n, d.stderr.String())
 		}
 	}
 	if t.Failed() {
 		t.Logf("claude stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	}
-}
-
-// startServeOn starts the daemon on the address install --daemon wrote.
-func startServeOn(t *testing.T, ws string) *serveProc {
-	t.Helper()
-	addr := daemon.AddrFromSettings(ws)
-	if addr == "" {
-		t.Fatal("install --daemon wrote no http hook")
-	}
-	return startServe(t, ws, "--addr", addr)
 }
 
 func waitListening(t *testing.T, addr string) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -78,21 +79,15 @@ var contractSteps = []contractStep{
 }
 
 // The outcomes, written out by hand from the rules: the select and the write
-// are allowed; each command runs, and its out-of-scope file is a violation,
-// kept under report and restored under revert; a change to the intents is
-// restored whatever on_violation says.
+// are allowed; each command runs confined to the intent's scope (src/), so
+// its write outside it and its write to the intents fail inside the command,
+// and there is nothing left for on_violation to report or restore.
 var contractWant = []outcome{
 	{Allowed: true},
 	{Allowed: true},
-	{Allowed: true, Violation: "SCOPE_VIOLATION: the command changed 1 file(s) it was not allowed to change; intentgate recorded this in the ledger as a violation:\n" +
-		"  out1.txt: outside the owned_scope of INT-001 (src/**)\n" +
-		"Undo these changes, or ask for the intent's scope to be widened."},
-	{Allowed: true, Violation: "SCOPE_VIOLATION: the command changed 1 file(s) it was not allowed to change; intentgate recorded this in the ledger as a violation:\n" +
-		"  out2.txt: outside the owned_scope of INT-001 (src/**) (restored)\n" +
-		"intentgate restored these files to their state before the command (on_violation: revert). Do not make these changes again; if they are needed, ask for the intent's scope to be widened."},
-	{Allowed: true, Violation: "SCOPE_VIOLATION: the command changed 1 file(s) it was not allowed to change; intentgate recorded this in the ledger as a violation:\n" +
-		"  .orchestration/active_intents.yaml: a governance file (restored)\n" +
-		"intentgate restored these governance files to their state before the command. Do not change them; ask a person to."},
+	{Allowed: true},
+	{Allowed: true},
+	{Allowed: true},
 }
 
 func TestFrontDoorContract(t *testing.T) {
@@ -100,6 +95,7 @@ func TestFrontDoorContract(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("needs a POSIX shell for the commands")
 	}
+	requireConfinement(t)
 	doors := []struct {
 		name string
 		open func(t *testing.T, ws string) door
@@ -148,7 +144,6 @@ func TestFrontDoorContract(t *testing.T) {
 		".orchestration/active_intents.yaml": contractIntents,
 		".orchestration/config.yaml":         "on_violation: report\n",
 		"README.md":                          "readme\n",
-		"out1.txt":                           "out\n",
 		"src/app.txt":                        "one\ntwo\n",
 		"src/in1.txt":                        "in\n",
 		"src/in2.txt":                        "in\n",
@@ -160,11 +155,8 @@ func TestFrontDoorContract(t *testing.T) {
 	// By hand: one record per change, in order.
 	wantKinds := []string{
 		"src/app.txt write_to_file create allow",
-		"out1.txt execute_command violation violation",
 		"src/in1.txt execute_command create allow",
-		"out2.txt execute_command violation violation",
 		"src/in2.txt execute_command create allow",
-		".orchestration/active_intents.yaml execute_command violation violation",
 	}
 	if got := contractKinds(t, ref.ledger); !reflect.DeepEqual(got, wantKinds) {
 		t.Errorf("dispatch ledger:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantKinds, "\n"))
@@ -520,6 +512,12 @@ func (d *claudeDoor) pre(t *testing.T, tool string, input map[string]any, id str
 	t.Helper()
 	m := d.event(t, "PreToolUse", tool, input, nil, id)
 	hs, _ := m["hookSpecificOutput"].(map[string]any)
+	return denialCode(t, hs)
+}
+
+// denialCode is the code of a PreToolUse refusal, "" if the call is allowed.
+func denialCode(t *testing.T, hs map[string]any) string {
+	t.Helper()
 	if hs == nil || hs["permissionDecision"] != "deny" {
 		return ""
 	}
@@ -562,16 +560,28 @@ func (d *claudeDoor) write(t *testing.T, rel, content string) outcome {
 
 func (d *claudeDoor) command(t *testing.T, command string) outcome {
 	id, input := d.nextID(), map[string]any{"command": command}
-	if code := d.pre(t, "Bash", input, id); code != "" {
+	m := d.event(t, "PreToolUse", "Bash", input, nil, id)
+	hs, _ := m["hookSpecificOutput"].(map[string]any)
+	if code := denialCode(t, hs); code != "" {
 		return outcome{Code: code}
 	}
-	sh := exec.Command("sh", "-c", command)
+	// Claude Code runs the command the hook gave back: the original under
+	// intentgate exec.
+	upd, _ := hs["updatedInput"].(map[string]any)
+	wrapped, _ := upd["command"].(string)
+	if !strings.Contains(wrapped, " exec --session ") {
+		t.Fatalf("PreToolUse Bash answered %v, want the command under intentgate exec", m)
+	}
+	sh := exec.Command("sh", "-c", wrapped)
 	sh.Dir = d.ws
 	out, err := sh.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", command, err, out)
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("%s: %v\n%s", wrapped, err, out)
 	}
-	m := d.event(t, "PostToolUse", "Bash", input, map[string]any{"stdout": string(out), "stderr": "", "interrupted": false}, id)
+	// The post event names the command as the agent wrote it, as the other
+	// doors record it.
+	m = d.event(t, "PostToolUse", "Bash", input, map[string]any{"stdout": string(out), "stderr": "", "interrupted": false}, id)
 	o := outcome{Allowed: true}
 	if m["decision"] == "block" {
 		reason, _ := m["reason"].(string)

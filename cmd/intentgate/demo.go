@@ -57,7 +57,8 @@ agent session through the engine, saying at each step what the agent tried
 and what intentgate decided: a write with no intent, selecting an intent, an
 in-scope write, an out-of-scope write, an attempt on the ledger, an overwrite
 of a file the agent never read, a stale write after someone else changed the
-file, and a shell command that touches files in and out of scope. It ends by
+file, and a shell command that tries to touch files in and out of scope (the
+one outside fails inside the command: commands run confined). It ends by
 printing the ledger and intent_map.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -129,7 +130,7 @@ func runDemo(ctx context.Context, o *demoOptions, out io.Writer) error {
 		"read_file", map[string]any{"path": "src/auth/login.go"})
 	d.step("...and redoes its change on the current content.",
 		"write_to_file", map[string]any{"path": "src/auth/login.go", "content": newLogin})
-	d.step("It runs a shell command that writes inside and outside its scope.",
+	d.step("It runs a shell command that writes inside and outside its scope: the kernel refuses the write outside, inside the command.",
 		"execute_command", map[string]any{"command": "echo '// Tokens expire after 24h.' >> src/auth/token.go && echo 'half-even' > src/billing/NOTES.txt"})
 
 	if err := d.ledger(dir); err != nil {

@@ -340,7 +340,7 @@ func TestDemoRuns(t *testing.T) {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}
 	for _, want := range []string{"DENIED NO_ACTIVE_INTENT", "DENIED SCOPE_VIOLATION", "DENIED PROTECTED_PATH",
-		"DENIED NOT_READ", "DENIED STALE_FILE", "src/billing/NOTES.txt: outside the owned_scope of INT-001",
+		"DENIED NOT_READ", "DENIED STALE_FILE", "src/billing/NOTES.txt: Permission denied",
 		"| src/auth/token.go |"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q", want)

@@ -93,7 +93,7 @@ func TestClaudeCodeCapturedSession(t *testing.T) {
 		claudeAllowed(t, s.post, e.send(s.post, nil))
 	}
 
-	claudeAllowed(t, "PreToolUse-Bash", e.send("PreToolUse-Bash", nil))
+	claudeRewritten(t, e, e.send("PreToolUse-Bash", nil))
 	e.write("bash.txt", "hi\n")
 	out := e.send("PostToolUse-Bash", nil)
 	var block struct {
@@ -226,7 +226,7 @@ func TestClaudeCodeBashInAndOutOfScope(t *testing.T) {
 	t.Parallel()
 	e := newHookEnv(t, "claude-code", map[string]string{"README.md": "a\nb\nc\n"})
 	e.intentUse(claudeSession, "INT-001")
-	claudeAllowed(t, "PreToolUse-Bash", e.send("PreToolUse-Bash", nil))
+	claudeRewritten(t, e, e.send("PreToolUse-Bash", nil))
 	e.write("src/in.txt", "x\ny\n")
 	e.write("README.md", "a\nB\nc\n")
 	e.write("out.txt", "no\n")
@@ -248,7 +248,7 @@ func TestClaudeCodeBashInAndOutOfScope(t *testing.T) {
 		t.Errorf("out.txt: %+v, want a violation of execute_command", r.Metadata.IG)
 	}
 	// A touched file whose content did not change is no change.
-	claudeAllowed(t, "PreToolUse-Bash", e.send("PreToolUse-Bash", map[string]any{"tool_use_id": "toolu_7"}))
+	claudeRewritten(t, e, e.send("PreToolUse-Bash", map[string]any{"tool_use_id": "toolu_7"}))
 	e.write("README.md", "a\nB\nc\n")
 	claudeAllowed(t, "PostToolUse-Bash (touch)", e.send("PostToolUse-Bash", map[string]any{"tool_use_id": "toolu_7"}))
 }
@@ -260,7 +260,7 @@ func TestClaudeCodeBashRevert(t *testing.T) {
 		".orchestration/config.yaml": "# how intentgate treats violations\non_violation: revert\n",
 	})
 	e.intentUse(claudeSession, "INT-001")
-	claudeAllowed(t, "PreToolUse-Bash", e.send("PreToolUse-Bash", nil))
+	claudeRewritten(t, e, e.send("PreToolUse-Bash", nil))
 	e.write("docs/guide.md", "changed\n")
 	e.write("out.txt", "no\n")
 	e.write("src/ok.txt", "fine\n")

@@ -313,7 +313,7 @@ func planInstall(o *installOptions, agent string, remove bool) (*installPlan, er
 			specs = o.daemonSpecs(specs, agent)
 			p.notes = append(p.notes, daemonNote(o.daemon))
 		}
-		err = p.addJSON(o, filepath.Join(dir, "settings.json"), remove, claudeHooks(specs, command, false, ours))
+		err = p.addJSON(o, filepath.Join(dir, "settings.json"), remove, withClaudeSandbox(root, o.global, claudeHooks(specs, command, false, ours)))
 		mcp := filepath.Join(root, ".mcp.json")
 		if o.global {
 			mcp = filepath.Join(root, ".claude.json")
@@ -405,6 +405,9 @@ func planInstall(o *installOptions, agent string, remove bool) (*installPlan, er
 	}
 	if err != nil {
 		return nil, err
+	}
+	if n := agentSandboxNote(agent); n != "" && !remove {
+		p.notes = append(p.notes, n)
 	}
 	return p, nil
 }

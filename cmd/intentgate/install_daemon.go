@@ -34,22 +34,17 @@ func (o *installOptions) checkDaemon(agent string) error {
 	return nil
 }
 
-// daemonSpecs turns the hooks of specs into http hooks to the daemon, but for
-// SessionStart, which Claude Code runs only as a command.
+// daemonSpecs keeps command hooks: Claude Code takes an http hook it cannot
+// reach as a non-blocking error, so a daemon that is down (or killed by the
+// agent) would mean "allow". The command hook hands each event to a running
+// daemon through its socket in .orchestration/, and handles the event itself
+// when no daemon answers.
 func (o *installOptions) daemonSpecs(specs []hookSpec, agent string) []hookSpec {
-	url := "http://" + o.daemon + "/hooks/" + agent
-	out := make([]hookSpec, len(specs))
-	for i, s := range specs {
-		if s.event != "SessionStart" {
-			s.url = url
-		}
-		out[i] = s
-	}
-	return out
+	return specs
 }
 
 func daemonNote(addr string) string {
-	return fmt.Sprintf("start the daemon in this workspace with `intentgate serve` (it listens on %s, the address in these hooks); "+
-		"Claude Code takes an http hook it cannot reach as a non-blocking error, so while the daemon is down tool calls go unchecked: "+
-		"install without --daemon where that matters (the hook command uses a running daemon by itself)", addr)
+	return fmt.Sprintf("start the daemon in this workspace with `intentgate serve` (its HTTP endpoint listens on %s); "+
+		"the hooks stay command hooks that use the daemon's socket when it answers and handle the event themselves when it does not, "+
+		"so a daemon that is down never lets a call through unchecked", addr)
 }

@@ -98,7 +98,7 @@ func TestLedgerRecordsAreRecomputable(t *testing.T) {
 		`{"tool":"write_to_file","args":{"path":"src/keep.go","content":"package keep\n\nfunc A() { println() }\n\nfunc B() {}\n\nfunc C() {}\n"}}`,
 		`{"tool":"read_file","args":{"path":"src/crlf.txt"}}`,
 		`{"tool":"write_to_file","args":{"path":"src/crlf.txt","content":"one\r\nTWO\r\nthree\r\nfour\r\n"}}`,
-		`{"tool":"execute_command","args":{"command":"printf 'a\\nb\\n' > src/cmd.txt && printf 'x\\n' > outside.txt"}}`,
+		`{"tool":"execute_command","args":{"command":"printf 'a\\nb\\n' > src/cmd.txt && ln -s /etc src/etc-link"}}`,
 		`{"tool":"write_to_file","args":{"path":"docs/x.md","content":"no"}}`,
 		`{"tool":"read_file","args":{"path":"src/new.go"}}`,
 		`{"tool":"write_to_file","args":{"path":"src/new.go","content":""}}`,

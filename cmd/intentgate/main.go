@@ -2,13 +2,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
 
 func main() {
 	if err := newRoot(os.Stdin, os.Stdout, os.Stderr).Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "intentgate:", err)
+		if !errors.Is(err, errSilent) {
+			fmt.Fprintln(os.Stderr, "intentgate:", err)
+		}
 		os.Exit(exitCode(err))
 	}
 }

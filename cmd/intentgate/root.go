@@ -59,6 +59,7 @@ Start with:  intentgate demo`,
 		newMCPCmd(), newServeCmd(), newDoctorCmd(),
 		newTraceCmd(),
 		newTaskCmd(),
+		newExecCmd(),
 	)
 	return root
 }

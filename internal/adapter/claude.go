@@ -216,10 +216,35 @@ type claudeOut struct {
 }
 
 type claudeSpecific struct {
-	HookEventName            string `json:"hookEventName"`
-	PermissionDecision       string `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
-	AdditionalContext        string `json:"additionalContext,omitempty"`
+	HookEventName            string          `json:"hookEventName"`
+	PermissionDecision       string          `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string          `json:"permissionDecisionReason,omitempty"`
+	AdditionalContext        string          `json:"additionalContext,omitempty"`
+	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
+}
+
+// claudeRewrite is the PreToolUse answer that runs command in place of the
+// Bash call's own: the tool's input with "command" replaced, every other
+// field kept. updatedInput takes effect with "allow", which skips Claude
+// Code's own prompt but not the user's deny and ask rules; the command
+// that runs is confined by intentgate exec.
+func claudeRewrite(ev *Event, command string) *claudeSpecific {
+	m, err := object(ev.Input, "tool_input")
+	if err != nil {
+		return nil
+	}
+	raw, err := json.Marshal(command)
+	if err != nil {
+		return nil
+	}
+	m["command"] = raw
+	in, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return &claudeSpecific{HookEventName: "PreToolUse", PermissionDecision: "allow",
+		PermissionDecisionReason: "intentgate runs the command confined to the session's intent",
+		UpdatedInput:             in}
 }
 
 func (c claude) Render(ev *Event, r Reply) []byte {
@@ -230,6 +255,14 @@ func (c claude) Render(ev *Event, r Reply) []byte {
 		// was a PreToolUse, the call must not run.
 		out = claudeOut{HookSpecificOutput: &claudeSpecific{HookEventName: "PreToolUse",
 			PermissionDecision: "deny", PermissionDecisionReason: r.Deny}}
+	case r.Command != "" && ev.Kind == PreTool && !c.strict:
+		out.HookSpecificOutput = claudeRewrite(ev, r.Command)
+		if out.HookSpecificOutput == nil {
+			// The input could not be rewritten: the call must not run
+			// unconfined.
+			out.HookSpecificOutput = &claudeSpecific{HookEventName: "PreToolUse", PermissionDecision: "deny",
+				PermissionDecisionReason: "intentgate could not route the command through its sandbox"}
+		}
 	case ev.Kind == PostTool:
 		if r.Block != "" {
 			out.Decision, out.Reason = "block", r.Block

@@ -160,12 +160,20 @@ type Reply struct {
 	// Block tells the model, after a tool ran, of something it must act on
 	// (a command changed files outside its intent's scope).
 	Block string
+	// Command replaces, on a pre event of a shell tool, the command the
+	// agent runs (the same command under `intentgate exec`), where the
+	// dialect can rewrite a tool's input.
+	Command string
 }
 
 // Empty reports whether the reply says nothing.
 func (r Reply) Empty() bool {
-	return r.Deny == "" && r.Message == "" && r.Context == "" && r.Block == ""
+	return r.Deny == "" && r.Message == "" && r.Context == "" && r.Block == "" && r.Command == ""
 }
+
+// Rewrites reports whether the dialect of agent can replace a shell
+// command's text before it runs (Claude Code's updatedInput).
+func Rewrites(agent string) bool { return agent == "claude-code" }
 
 // Dialect is one agent's hook protocol.
 type Dialect interface {

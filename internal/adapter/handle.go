@@ -359,7 +359,7 @@ func (h *hookRun) pre(ctx context.Context) Reply {
 		}
 	}
 	h.keepPending()
-	return Reply{}
+	return h.shellReply()
 }
 
 func (h *hookRun) preOp(ctx context.Context, i int, op Op) *engine.Denial {

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/intentgate/intentgate/internal/gate"
+	"github.com/intentgate/intentgate/internal/sandbox"
+	"github.com/spf13/cobra"
+)
+
+type execOptions struct {
+	session   string
+	workspace string
+	timeout   time.Duration
+	verbose   bool
+}
+
+func newExecCmd() *cobra.Command {
+	o := &execOptions{}
+	cmd := &cobra.Command{
+		Use:   "exec [--session ID] -- COMMAND [ARG...]",
+		Short: "Run a command confined to a session's intent",
+		Long: `exec runs COMMAND the way intentgate runs every command for an agent: confined
+by the kernel to what the session's active intent owns.
+
+  - In the workspace, writes succeed only beneath the static roots of the
+    intent's owned_scope (src/auth/** gives src/auth); without a session, or
+    before the session selected an intent, nothing in the workspace is
+    writable. Reads are open.
+  - .orchestration/ (at every depth), .intentignore, .git/, .mcp.json and the
+    agents' settings (.claude/, .codex/, .gemini/, .cursor/, .clinerules/)
+    stay read-only whatever the scope.
+  - Outside the workspace only a private temporary directory ($TMPDIR) and
+    the build and package caches are writable (sandbox.writable_outside in
+    .orchestration/config.yaml; by default the Go, npm, pnpm, yarn and pip
+    caches and ~/.cache).
+  - Every process the command starts ends with it, background ones included.
+
+A refused write fails inside the command with EACCES ("Permission denied") or
+EROFS ("Read-only file system"), which the command reports itself. exec exits
+with the command's status; 125 when the command could not be confined (it did
+not run), 127 when it could not be started.
+
+Linux: user, mount and PID namespaces with Landlock; Landlock alone where user
+namespaces are unavailable. macOS: a sandbox-exec (Seatbelt) profile. Where no
+confinement exists (Windows, a kernel without Landlock), exec refuses unless
+config.yaml sets sandbox.allow_unconfined: true.
+
+Agents' hooks rewrite shell commands to run under exec, e.g.
+  intentgate exec --session 5f2c -- sh -c 'go test ./...'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			return runExec(ctx, o, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVar(&o.session, "session", "", "the session whose active intent gives the writable roots")
+	cmd.Flags().StringVarP(&o.workspace, "workspace", "w", "", "the workspace (default: the nearest directory upwards with .orchestration/)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "stop the command and everything it started after this long (default: no limit)")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "print the writable and read-only paths on stderr")
+	return cmd
+}
+
+// errSilent ends intentgate with a status and no message of its own: the
+// command already said what happened.
+var errSilent = errors.New("")
+
+func runExec(ctx context.Context, o *execOptions, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	ws := o.workspace
+	if ws == "" {
+		if ws, err = gate.Find(cwd); err != nil {
+			return &exitError{code: 125, err: fmt.Errorf("the command's directory is not in a governed workspace: %w; or run it from the workspace, or pass --workspace", err)}
+		}
+	} else if _, err := os.Lstat(filepath.Join(ws, ".orchestration")); err != nil {
+		return &exitError{code: 125, err: fmt.Errorf("--workspace %s: it has no .orchestration/; run `intentgate init` there", ws)}
+	}
+	pol, intent, err := gate.Confinement(ws, o.session)
+	if err != nil {
+		return &exitError{code: 125, err: fmt.Errorf("cannot work out what the command may write: %w", err)}
+	}
+	if o.verbose {
+		mech, _ := sandbox.Available()
+		fmt.Fprintf(stderr, "intentgate exec: %s; intent %q\n  writable: %s\n  read-only: %s\n", mech, intent,
+			strings.Join(pol.Writable, ", "), strings.Join(pol.ReadOnly, ", "))
+	}
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	cmd, cleanup, err := sandbox.Command(ctx, pol, cwd, args)
+	if err != nil {
+		return &exitError{code: 125, err: err}
+	}
+	defer cleanup()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return &exitError{code: 124, err: fmt.Errorf("the command was stopped after %s", o.timeout)}
+	case errors.As(err, &ee):
+		return &exitError{code: ee.ExitCode(), err: errSilent}
+	}
+	return &exitError{code: 127, err: err}
+}

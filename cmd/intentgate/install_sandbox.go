@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/intentgate/intentgate/internal/sandbox"
+)
+
+// withClaudeSandbox adds to a Claude Code settings edit the settings of
+// Claude Code's own sandbox (code.claude.com/docs/en/sandboxing): on, no
+// unsandboxed run when it cannot start (failIfUnavailable), no unsandboxed
+// retry (allowUnsandboxedCommands: false), and every governance path of the
+// workspace in filesystem.denyWrite ("//" starts an absolute path there).
+// Uninstall takes back exactly what install set.
+func withClaudeSandbox(root string, global bool, edit jsonEdit) jsonEdit {
+	return func(doc *jnode, remove bool) (bool, string, error) {
+		changed, note, err := edit(doc, remove)
+		if err != nil || global {
+			return changed, note, err
+		}
+		c2, n2, err := claudeSandboxEdit(doc, root, remove)
+		if n2 != "" {
+			note = joinNotes(note, n2)
+		}
+		return changed || c2, note, err
+	}
+}
+
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// claudeDenyWrite are the governance paths for Claude Code's denyWrite.
+// Not .claude/ itself: Claude's sandbox mounts its own protections inside it
+// (.claude/commands...) and fails to start when it is read-only; its settings
+// files are named instead.
+func claudeDenyWrite(root string) []string {
+	var out []string
+	for _, g := range sandbox.GovernanceNames {
+		if g == ".claude" {
+			for _, f := range []string{"settings.json", "settings.local.json"} {
+				out = append(out, "/"+filepath.ToSlash(filepath.Join(root, g, f)))
+			}
+			continue
+		}
+		out = append(out, "/"+filepath.ToSlash(filepath.Join(root, g)))
+	}
+	return out
+}
+
+func claudeSandboxEdit(doc *jnode, root string, remove bool) (bool, string, error) {
+	sb := doc.get("sandbox")
+	if sb != nil && sb.kind != '{' {
+		return false, "", fmt.Errorf(`"sandbox" is not an object`)
+	}
+	deny := claudeDenyWrite(root)
+	flags := map[string]bool{"enabled": true, "failIfUnavailable": true, "allowUnsandboxedCommands": false}
+	order := []string{"enabled", "failIfUnavailable", "allowUnsandboxedCommands"}
+	if remove {
+		if sb == nil {
+			return false, "", nil
+		}
+		changed := false
+		for _, k := range order {
+			if v := sb.get(k); v != nil && v.equal(jvalue(flags[k])) {
+				sb.del(k)
+				changed = true
+			}
+		}
+		if fs := sb.get("filesystem"); fs != nil && fs.kind == '{' {
+			if dw := fs.get("denyWrite"); dw != nil && dw.kind == '[' {
+				var keep []*jnode
+				for _, item := range dw.vals {
+					s, _ := item.str()
+					if !contains(deny, s) {
+						keep = append(keep, item)
+					}
+				}
+				if len(keep) != len(dw.vals) {
+					changed = true
+					if len(keep) == 0 {
+						fs.del("denyWrite")
+					} else {
+						dw.setItems(keep)
+					}
+				}
+			}
+			if len(fs.keys) == 0 {
+				sb.del("filesystem")
+			}
+		}
+		if len(sb.keys) == 0 {
+			doc.del("sandbox")
+		}
+		return changed, "", nil
+	}
+	if sb == nil {
+		sb = jobject()
+		doc.set("sandbox", sb)
+	}
+	changed := false
+	var notes []string
+	for _, k := range order {
+		if v := sb.get(k); v == nil || !v.equal(jvalue(flags[k])) {
+			sb.set(k, jvalue(flags[k]))
+			changed = true
+		}
+	}
+	if ex := sb.get("excludedCommands"); ex != nil && ex.kind == '[' && len(ex.vals) > 0 {
+		notes = append(notes, "Claude Code: sandbox.excludedCommands run outside Claude's sandbox (they still run under intentgate exec)")
+	}
+	fs := sb.get("filesystem")
+	if fs == nil || fs.kind != '{' {
+		fs = jobject()
+		sb.set("filesystem", fs)
+	}
+	dw := fs.get("denyWrite")
+	if dw == nil || dw.kind != '[' {
+		dw = jarray()
+		fs.set("denyWrite", dw)
+	}
+	for _, p := range deny {
+		found := false
+		for _, item := range dw.vals {
+			if s, _ := item.str(); s == p {
+				found = true
+			}
+		}
+		if !found {
+			dw.push(jvalue(p))
+			changed = true
+		}
+	}
+	notes = append(notes, "Claude Code: its own sandbox is on (sandbox.enabled, failIfUnavailable, no unsandboxed retry, governance paths in filesystem.denyWrite); "+
+		"not guaranteed: a user's own ! shell commands and settings in .claude/settings.local.json or ~/.claude are outside what install controls, "+
+		"and on Linux Claude's sandbox needs bubblewrap and socat installed")
+	return changed, joinAll(notes), nil
+}
+
+func joinAll(notes []string) string {
+	out := ""
+	for _, n := range notes {
+		out = joinNotes(out, n)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// agentSandboxNote says, for agents whose sandbox install does not
+// configure, what the person should set and what is not guaranteed.
+func agentSandboxNote(agent string) string {
+	switch agent {
+	case "codex":
+		return `Codex: set sandbox_mode = "workspace-write" (and approval_policy other than "never" with danger-full-access) in config.toml; ` +
+			"not guaranteed: Codex's hooks cannot rewrite a shell command, so its commands run outside intentgate exec, and Codex's own sandbox leaves .orchestration/ writable; " +
+			"a governance file a command changes is reported as a violation after it ran"
+	case "gemini":
+		return `Gemini CLI: start it with --sandbox (or "tools": {"sandbox": true} in settings.json); ` +
+			"not guaranteed: its hooks cannot rewrite a shell command, so run_shell_command runs outside intentgate exec, and its sandbox keeps the project writable, .orchestration/ included; " +
+			"a governance file a command changes is reported as a violation after it ran"
+	case "cursor", "cline":
+		return agent + ": no hook can rewrite its shell commands and intentgate configures no sandbox for it: commands run unconfined, and a governance file a command changes is reported as a violation after it ran"
+	}
+	return ""
+}

@@ -1,0 +1,298 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	"golang.org/x/sys/unix"
+)
+
+// initFailed is the init's exit status when the sandbox could not be set up;
+// the command did not run.
+const initFailed = 125
+
+func initMain(arg string) int {
+	var sp spec
+	if err := json.Unmarshal([]byte(arg), &sp); err != nil {
+		fmt.Fprintln(os.Stderr, "intentgate sandbox: bad init argument:", err)
+		return initFailed
+	}
+	if err := setup(&sp); err != nil {
+		fmt.Fprintln(os.Stderr, "intentgate sandbox: cannot confine the command, so it did not run:", err)
+		return initFailed
+	}
+	if sp.Probe {
+		return 0
+	}
+	return supervise(&sp)
+}
+
+// setup confines this process, and so everything it starts: read-only bind
+// mounts over the governance paths (in the mount namespace), Landlock, no
+// capabilities left.
+func setup(sp *spec) error {
+	if sp.Namespaces {
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			return fmt.Errorf("private mounts: %w", err)
+		}
+		for _, p := range sp.ReadOnly {
+			if err := bindReadOnly(p); err != nil {
+				return fmt.Errorf("making %s read-only: %w", p, err)
+			}
+		}
+		// A /proc of the command's own PID namespace: it sees, and can
+		// signal, only its own processes. Where a /proc cannot be
+		// mounted the host's stays, and the namespace still hides the
+		// other processes from kill(2).
+		_ = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	} else {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("becoming the subreaper of the command: %w", err)
+		}
+	}
+	if err := restrictLandlock(sp); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	if sp.Namespaces {
+		if err := dropCapabilities(); err != nil {
+			return fmt.Errorf("dropping capabilities: %w", err)
+		}
+	}
+	return nil
+}
+
+// bindReadOnly mounts p over itself read-only. The flags the kernel locked
+// on the mount below (nosuid, nodev...) must be kept, or the remount fails.
+func bindReadOnly(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		// mount(2) would follow the link; the link itself sits in a
+		// writable directory and cannot be protected by a mount.
+		return nil
+	}
+	if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(p, &st); err != nil {
+		return err
+	}
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
+	for _, f := range []struct{ st, ms uintptr }{
+		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if uintptr(st.Flags)&f.st != 0 {
+			flags |= f.ms
+		}
+	}
+	return unix.Mount("", p, "", flags, "")
+}
+
+// configFor is the Landlock configuration of the kernel's ABI, network left
+// alone (commands fetch packages). ABI 9 and later would refuse connecting to
+// every Unix socket outside the sandbox (ssh-agent, the container runtime),
+// so the configuration stops at 8.
+func configFor(abi int) landlock.Config {
+	all := []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4,
+		landlock.V5, landlock.V6, landlock.V7, landlock.V8}
+	c := all[min(abi, len(all))-1]
+	c.HandledAccessNet = 0
+	return c
+}
+
+func restrictLandlock(sp *spec) error {
+	if sp.ABI < 1 {
+		return fmt.Errorf("the kernel offers no Landlock")
+	}
+	var dirs, files []string
+	for _, w := range sp.Writable {
+		fi, err := os.Stat(w)
+		switch {
+		case err != nil:
+			continue
+		case fi.IsDir():
+			dirs = append(dirs, w)
+		default:
+			files = append(files, w)
+		}
+	}
+	rw := []landlock.FSRule{landlock.RWDirs(dirs...), landlock.RWFiles(files...)}
+	if sp.ABI >= 2 {
+		// Renames and links between directories of the writable roots
+		// (npm moves packages out of its staging directory).
+		rw[0] = rw[0].WithRefer()
+	}
+	devices := []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
+	rules := []landlock.Rule{
+		landlock.RODirs("/"),
+		rw[0], rw[1],
+		landlock.RWFiles(devices...).WithIoctlDev().IgnoreIfMissing(),
+		landlock.RWDirs("/dev/pts", "/dev/shm").WithIoctlDev().IgnoreIfMissing(),
+	}
+	return configFor(sp.ABI).Restrict(rules...)
+}
+
+// dropCapabilities leaves the command none in its user namespace, even when it
+// runs as uid 0 there: no ambient set, an empty bounding set.
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return err
+	}
+	last := 40
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return err
+		}
+	}
+	return nil
+}
+
+// supervise runs the command, reaps whatever is reparented here, and when
+// the command ends, or a stop signal arrives, kills every process it left.
+func supervise(sp *spec) int {
+	path := sp.Argv[0]
+	if !strings.Contains(path, "/") {
+		lp, err := exec.LookPath(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "intentgate sandbox: %v\n", err)
+			return 127
+		}
+		path = lp
+	}
+	wd, _ := os.Getwd()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	pid, err := syscall.ForkExec(path, sp.Argv, &syscall.ProcAttr{
+		Dir: wd, Env: os.Environ(), Files: []uintptr{0, 1, 2},
+		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "intentgate sandbox: cannot run %s: %v\n", sp.Argv[0], err)
+		return 127
+	}
+	go func() {
+		s := <-sigs
+		killAll(sp.Namespaces)
+		code := 128
+		if n, ok := s.(syscall.Signal); ok {
+			code += int(n)
+		}
+		os.Exit(code)
+	}()
+	code := 0
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			break
+		}
+		if got != pid {
+			continue
+		}
+		switch {
+		case ws.Exited():
+			code = ws.ExitStatus()
+		case ws.Signaled():
+			code = 128 + int(ws.Signal())
+		}
+		break
+	}
+	killAll(sp.Namespaces)
+	return code
+}
+
+// killAll ends every process the command left. In a PID namespace that is
+// every other process in it (and the kernel kills them anyway when the init
+// exits); without one, every descendant of this subreaper, repeated until
+// none is left, since one may fork while the others die.
+func killAll(namespace bool) {
+	if namespace {
+		_ = syscall.Kill(-1, syscall.SIGKILL)
+		return
+	}
+	for range 1000 {
+		kids := descendants(os.Getpid())
+		for _, k := range kids {
+			_ = syscall.Kill(k, syscall.SIGKILL)
+		}
+		for {
+			var ws syscall.WaitStatus
+			got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if err != nil || got <= 0 {
+				break
+			}
+		}
+		if len(kids) == 0 {
+			var ws syscall.WaitStatus
+			if _, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); err == syscall.ECHILD {
+				return
+			}
+		}
+	}
+}
+
+// descendants lists the processes below pid, from /proc.
+func descendants(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	parent := map[int]int{}
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		parent[n] = pp
+	}
+	var out []int
+	for n := range parent {
+		for p, hops := parent[n], 0; p != 0 && hops < 4096; p, hops = parent[p], hops+1 {
+			if p == pid {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
+}
