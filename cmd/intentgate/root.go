@@ -58,6 +58,7 @@ Start with:  intentgate demo`,
 		newHookCmd(), newIntentCmd(), newInstallCmd(), newUninstallCmd(),
 		newMCPCmd(), newServeCmd(),
 		newTraceCmd(),
+		newRunCmd(), newTasksCmd(),
 	)
 	return root
 }
