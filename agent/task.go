@@ -377,14 +377,21 @@ type Result struct {
 	State      AgentState `json:"state"`
 	Messages   []Message  `json:"messages"`
 	TokenUsage TokenUsage `json:"tokenUsage"`
-	ToolUsage  ToolUsage  `json:"toolUsage"`
+	// ToolUsage counts the reference's tools (toolUsageSchema);
+	// GovernanceToolUsage intentgate's own, such as select_active_intent.
+	ToolUsage           ToolUsage `json:"toolUsage"`
+	GovernanceToolUsage ToolUsage `json:"governanceToolUsage,omitempty"`
 	// Completion is the result the model presented and the person accepted.
 	Completion string `json:"completion,omitempty"`
 }
 
 func (t *Task) result(o Outcome, completion string) *Result {
+	roo, own := t.tools.Split()
+	if len(own) == 0 {
+		own = nil
+	}
 	return &Result{TaskID: t.id, Outcome: o, State: t.State(), Messages: t.Messages(),
-		TokenUsage: t.usage, ToolUsage: t.tools, Completion: completion}
+		TokenUsage: t.usage, ToolUsage: roo, GovernanceToolUsage: own, Completion: completion}
 }
 
 // Run drives the task until the person accepts a completion, ends it at an
@@ -420,7 +427,8 @@ func (t *Task) Run(ctx context.Context) (*Result, error) {
 	switch out {
 	case Completed:
 		u := t.usage
-		t.emit(Event{Name: EventCompleted, State: t.State(), TokenUsage: &u, ToolUsage: t.tools})
+		roo, _ := t.tools.Split()
+		t.emit(Event{Name: EventCompleted, State: t.State(), TokenUsage: &u, ToolUsage: roo})
 	default:
 		t.emit(Event{Name: EventAborted, State: t.State()})
 	}

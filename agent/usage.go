@@ -92,3 +92,25 @@ func (p Price) Cost(u provider.Usage) float64 {
 	return (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output +
 		float64(u.CacheWriteTokens)*p.CacheWrite + float64(u.CacheReadTokens)*p.CacheRead) / 1e6
 }
+
+// ToolNames are the tool names of @roo-code/types 1.63.0 (toolNames), the
+// keys toolUsageSchema accepts.
+var ToolNames = []string{"execute_command", "read_file", "write_to_file", "apply_diff", "insert_content",
+	"search_and_replace", "search_files", "list_files", "list_code_definition_names", "browser_action",
+	"use_mcp_tool", "access_mcp_resource", "ask_followup_question", "attempt_completion", "switch_mode",
+	"new_task", "fetch_instructions", "codebase_search", "update_todo_list", "generate_image"}
+
+// Split separates the usage of the reference's tools (valid for
+// toolUsageSchema) from that of intentgate's own (select_active_intent).
+func (u ToolUsage) Split() (roo, own ToolUsage) {
+	roo, own = ToolUsage{}, ToolUsage{}
+	for k, v := range u {
+		c := *v
+		if contains(ToolNames, k) {
+			roo[k] = &c
+		} else {
+			own[k] = &c
+		}
+	}
+	return roo, own
+}
