@@ -276,13 +276,14 @@ func (t *Task) add(m Message) {
 	t.state = DetectAgentState(t.messages)
 	st := t.state
 	t.mu.Unlock()
+	// Stored before anyone is told: what a listener saw survives a kill.
+	if !m.IsPartial() {
+		t.save()
+	}
 	mc := m
 	t.emit(Event{Name: EventMessage, Message: &mc, State: st})
 	if st != prev {
 		t.emit(Event{Name: EventStateChange, State: st})
-	}
-	if !m.IsPartial() {
-		t.save()
 	}
 }
 
@@ -301,11 +302,11 @@ func (t *Task) update(ts int64, text string) {
 	t.state = DetectAgentState(t.messages)
 	st := t.state
 	t.mu.Unlock()
+	t.save()
 	t.emit(Event{Name: EventMessage, Message: &m, State: st})
 	if st != prev {
 		t.emit(Event{Name: EventStateChange, State: st})
 	}
-	t.save()
 }
 
 func (t *Task) say(kind Say, text string) int64 {

@@ -168,7 +168,7 @@ func runAgent(ctx context.Context, o *runOptions, text string, in io.Reader, out
 	defer g.close()
 	rt := g.eng
 
-	ui := newRunUI(o.outputFormat, out, in)
+	ui := newRunUI(o.outputFormat, out, errw, in)
 	opts := agent.Options{
 		Provider: prov, Model: o.model, Runtime: rt, WS: g.ws, Workspace: g.ws.Dir, Mode: o.mode,
 		System: func(mode string) string {
@@ -226,13 +226,14 @@ type runUI struct {
 	format string
 	mu     sync.Mutex
 	out    *bufio.Writer
+	errw   io.Writer
 	in     io.Reader
 	tty    bool
 	asks   chan agent.Message
 }
 
-func newRunUI(format string, out io.Writer, in io.Reader) *runUI {
-	u := &runUI{format: format, out: bufio.NewWriter(out), in: in, asks: make(chan agent.Message, 16)}
+func newRunUI(format string, out, errw io.Writer, in io.Reader) *runUI {
+	u := &runUI{format: format, out: bufio.NewWriter(out), errw: errw, in: in, asks: make(chan agent.Message, 16)}
 	if f, ok := in.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			u.tty = true
@@ -249,8 +250,8 @@ func (u *runUI) event(e agent.Event) {
 		return
 	}
 	if e.Name != agent.EventMessage || e.Message == nil {
-		if u.format == "text" && e.Name == agent.EventToolFailed && e.Tool == "task_store" {
-			fmt.Fprintln(u.out, "!", e.Error)
+		if e.Name == agent.EventToolFailed && e.Tool == "task_store" {
+			fmt.Fprintln(u.errw, "intentgate:", e.Error)
 		}
 		return
 	}
@@ -358,10 +359,7 @@ func (u *runUI) answer(ctx context.Context, task *agent.Task, cancel func()) {
 					a = agent.Answer{Response: agent.YesButtonClicked}
 					break
 				}
-				u.mu.Lock()
-				fmt.Fprintf(u.out, "! stdin ended while the task waits on ask %q; the task stays resumable\n", ask.Ask)
-				u.out.Flush()
-				u.mu.Unlock()
+				u.warn(fmt.Sprintf("stdin ended while the task waits on ask %q; the task stays resumable", ask.Ask))
 				cancel()
 				return
 			}
@@ -371,21 +369,23 @@ func (u *runUI) answer(ctx context.Context, task *agent.Task, cancel func()) {
 			}
 			var err error
 			if a, err = parseAnswer(line, u.tty); err != nil {
-				u.mu.Lock()
-				fmt.Fprintln(u.out, "! "+err.Error())
-				u.out.Flush()
-				u.mu.Unlock()
+				u.warn(err.Error())
 				continue
 			}
 			break
 		}
 		if err := task.Respond(a); err != nil {
-			u.mu.Lock()
-			fmt.Fprintln(u.out, "! "+err.Error())
-			u.out.Flush()
-			u.mu.Unlock()
+			u.warn(err.Error())
 		}
 	}
+}
+
+// warn tells the person on stderr, so that stdout stays one format.
+func (u *runUI) warn(msg string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.out.Flush()
+	fmt.Fprintln(u.errw, "intentgate:", msg)
 }
 
 // parseAnswer reads a JSON answer line, or on a terminal a typed answer.
