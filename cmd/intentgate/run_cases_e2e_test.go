@@ -168,9 +168,9 @@ func TestRunMistakeLimit(t *testing.T) {
 	ws := e2eWorkspace(t, agentIntents, nil)
 	fake, url := startFake(t,
 		selectIntent("t0"),
-		turn("I think I am done.", small),                                                         // no tool call
+		turn("I think I am done.", small), // no tool call
 		turn("", small, fakemodel.Call{ID: "t2", Name: "write_to_file", Args: `{"path": "app/x`}), // malformed
-		turn("", small, call("t3", "write_to_file", map[string]any{"path": "app/x.txt"})),           // missing content
+		turn("", small, call("t3", "write_to_file", map[string]any{"path": "app/x.txt"})),         // missing content
 		complete("t4", "done"))
 	stdin := reply("messageResponse", "Call attempt_completion now.") + yes()
 	r := runBin(t, ws, url, "anthropic", stdin, "-y", "do something")
