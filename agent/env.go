@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,9 +57,28 @@ func listWorkspace(root string, limit int) (lines []string, truncated bool) {
 
 // recentLedger returns a line for each of the last n ledger records.
 func recentLedger(path string, n int) []string {
-	b, err := os.ReadFile(path)
+	// Only the tail is read: the cost of a turn must not grow with the
+	// ledger.
+	f, err := os.Open(path)
 	if err != nil {
 		return nil
+	}
+	defer f.Close()
+	const tail = 64 << 10
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	off := max(st.Size()-tail, 0)
+	b := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil && err != io.EOF {
+		return nil
+	}
+	if off > 0 {
+		// Drop the first, probably cut, line.
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
 	}
 	var out []string
 	sc := bufio.NewScanner(bytes.NewReader(b))

@@ -7,7 +7,12 @@
 // testdata/conformance checks them against that package's own schemas.
 package agent
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
 
 // Type says whether a message asks the person something or tells them.
 type Type string
@@ -245,3 +250,28 @@ func mustJSON(v any) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ParseAnswer reads one answer line:
+// {"type":"askResponse","askResponse":"yesButtonClicked","text":"..."}.
+// Unknown fields, another type or another response are errors, so that a
+// typo never approves anything.
+func ParseAnswer(line []byte) (Answer, error) {
+	var a Answer
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return Answer{}, fmt.Errorf(`not an answer: %v (want {"type":"askResponse","askResponse":"yesButtonClicked"})`, err)
+	}
+	if dec.More() {
+		return Answer{}, errors.New("not an answer: more than one JSON value on the line")
+	}
+	if a.Type != "" && a.Type != "askResponse" {
+		return Answer{}, fmt.Errorf(`answer type %q: use "askResponse"`, a.Type)
+	}
+	switch a.Response {
+	case YesButtonClicked, NoButtonClicked, MessageResponse:
+	default:
+		return Answer{}, fmt.Errorf(`askResponse %q: use yesButtonClicked, noButtonClicked or messageResponse`, a.Response)
+	}
+	return a, nil
+}

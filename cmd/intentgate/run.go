@@ -391,21 +391,7 @@ func (u *runUI) warn(msg string) {
 // parseAnswer reads a JSON answer line, or on a terminal a typed answer.
 func parseAnswer(line string, tty bool) (agent.Answer, error) {
 	if !tty || strings.HasPrefix(line, "{") {
-		var a agent.Answer
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&a); err != nil {
-			return a, fmt.Errorf(`not an answer: %v (want {"type":"askResponse","askResponse":"yesButtonClicked"})`, err)
-		}
-		if a.Type != "" && a.Type != "askResponse" {
-			return a, fmt.Errorf(`answer type %q: use "askResponse"`, a.Type)
-		}
-		switch a.Response {
-		case agent.YesButtonClicked, agent.NoButtonClicked, agent.MessageResponse:
-		default:
-			return a, fmt.Errorf(`askResponse %q: use yesButtonClicked, noButtonClicked or messageResponse`, a.Response)
-		}
-		return a, nil
+		return agent.ParseAnswer([]byte(line))
 	}
 	switch {
 	case line == "y" || line == "yes":
