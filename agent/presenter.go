@@ -261,7 +261,18 @@ func (p *presenter) followup(ctx context.Context, u provider.Block, args map[str
 		}
 	}
 	t.mistakes = 0
-	a, err := t.ask(ctx, AskFollowup, mustJSON(data))
+	// With followup auto-approved, the first suggestion answers when the
+	// person has not within the timeout.
+	actx := ctx
+	if t.opts.AutoApprove.Allows(GroupFollowup) && len(data.Suggest) > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, t.opts.FollowupTimeout)
+		defer cancel()
+	}
+	a, err := t.ask(actx, AskFollowup, mustJSON(data))
+	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		a, err = Answer{Response: YesButtonClicked}, nil
+	}
 	if err != nil {
 		return nil, "", "", err
 	}

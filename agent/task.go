@@ -40,7 +40,10 @@ type Options struct {
 	ActiveIntent func(session string) string
 
 	AutoApprove AutoApprove
-	MaxMistakes int // 0 means 3
+	// FollowupTimeout is how long an auto-approved follow-up question waits
+	// for the person before its first suggestion answers; 0 means 60s.
+	FollowupTimeout time.Duration
+	MaxMistakes     int // 0 means 3
 	// Retries is how often a failed request is retried before asking
 	// api_req_failed; 0 means 3. RetryDelay is the first backoff (doubled
 	// each time); 0 means 2s.
@@ -48,6 +51,8 @@ type Options struct {
 	RetryDelay time.Duration
 	MaxTokens  int
 	Prices     map[string]Price
+	// ContextWindow overrides the model's window from the price table.
+	ContextWindow int
 	// Store persists the task; nil keeps it in memory.
 	Store *Store
 	// OnEvent receives every event, in order, on the task's goroutine; it
@@ -182,6 +187,9 @@ func newTask(o Options) *Task {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.FollowupTimeout <= 0 {
+		o.FollowupTimeout = time.Minute
 	}
 	if o.Mode == "" {
 		o.Mode = "code"
@@ -522,6 +530,7 @@ func (t *Task) loop(ctx context.Context, content []provider.Block) (Outcome, str
 			}
 			t.requests = 0
 		}
+		t.manageContext()
 		content = append(content, provider.Block{Type: provider.Text, Text: t.environmentDetails(first)})
 		first = false
 		t.appendHistory(provider.Message{Role: provider.User, Content: content})

@@ -35,6 +35,7 @@ type runOptions struct {
 	outputFormat string
 	resume       string
 	retryDelay   time.Duration
+	followup     time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -92,6 +93,7 @@ usage errors.`,
 	f.IntVar(&o.maxMistakes, "max-mistakes", 3, "consecutive mistakes before asking for guidance")
 	f.StringVar(&o.outputFormat, "output-format", "text", "text, json or stream-json")
 	f.StringVar(&o.resume, "resume", "", "continue the stored task with this id")
+	f.DurationVar(&o.followup, "followup-timeout", time.Minute, "with followup auto-approved, answer a question with its first suggestion after this long")
 	f.DurationVar(&o.retryDelay, "retry-delay", 2*time.Second, "first backoff after a failed API request (doubles per retry)")
 	return cmd
 }
@@ -195,7 +197,7 @@ func runAgent(ctx context.Context, o *runOptions, text string, in io.Reader, out
 			}
 			return s.Intent
 		},
-		AutoApprove: auto, MaxMistakes: o.maxMistakes, RetryDelay: o.retryDelay,
+		AutoApprove: auto, FollowupTimeout: o.followup, MaxMistakes: o.maxMistakes, RetryDelay: o.retryDelay,
 		Prices: prices, Store: &agent.Store{Dir: filepath.Join(g.orch, "tasks")},
 		OnEvent: ui.event,
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -487,5 +488,66 @@ func TestRunUsageErrors(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if ee, _ := err.(*exec.ExitError); ee == nil || ee.ExitCode() != 1 || !strings.Contains(string(out), "127.0.0.1:1") {
 		t.Errorf("unreachable endpoint: %v\n%s", err, out)
+	}
+}
+
+func TestRunFollowupAutoAnswered(t *testing.T) {
+	ws := e2eWorkspace(t, agentIntents, nil)
+	fake, url := startFake(t,
+		turn("", small, call("t1", "ask_followup_question", map[string]any{"question": "Which port?",
+			"follow_up": []map[string]any{{"text": "3000"}, {"text": "8080"}}})),
+		complete("t2", "port chosen"))
+	// Nothing on stdin answers the question; the first suggestion does.
+	cmd := exec.Command(e2eBinary(t), "run", "-w", ws, "--output-format", "json", "-y", "--followup-timeout", "10ms", "pick a port")
+	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+url)
+	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var res agent.Result
+	if err := json.Unmarshal(out, &res); err != nil || res.Outcome != agent.Completed {
+		t.Fatalf("json output %q: %v", out, err)
+	}
+	if got := resultText(lastUser(t, fake.Requests()[1])[0]); got != "<answer>\n3000\n</answer>" {
+		t.Errorf("the model got %q, want the first suggestion", got)
+	}
+}
+
+func TestRunInterruptLeavesTaskResumable(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGINT on Windows")
+	}
+	ws := e2eWorkspace(t, agentIntents, nil)
+	_, url := startFake(t, selectIntent("t1"), turn("", small, write("t2", "app/a.txt", "a\n")))
+	cmd := exec.Command(e2eBinary(t), "run", "-w", ws, "--output-format", "stream-json", "--auto-approve", "read", "write a")
+	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+url)
+	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<16), 16<<20)
+	for sc.Scan() {
+		var m agent.Message
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Ask == agent.AskTool {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, stdout)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "--resume") {
+		t.Fatalf("after Ctrl-C: %v\n%s", err, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(ws, "app", "a.txt")); err == nil {
+		t.Error("the unapproved write happened")
 	}
 }
