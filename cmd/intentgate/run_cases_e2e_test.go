@@ -498,18 +498,28 @@ func TestRunFollowupAutoAnswered(t *testing.T) {
 			"follow_up": []map[string]any{{"text": "3000"}, {"text": "8080"}}})),
 		complete("t2", "port chosen"))
 	// Nothing on stdin answers the question; the first suggestion does.
-	cmd := exec.Command(e2eBinary(t), "run", "-w", ws, "--output-format", "json", "-y", "--followup-timeout", "10ms", "pick a port")
+	// The completion is accepted once it is asked.
+	cmd := exec.Command(e2eBinary(t), "run", "-w", ws, "--output-format", "stream-json", "-y", "--followup-timeout", "10ms", "pick a port")
 	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+url)
 	stdin, _ := cmd.StdinPipe()
-	defer stdin.Close()
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	var res agent.Result
-	if err := json.Unmarshal(out, &res); err != nil || res.Outcome != agent.Completed {
-		t.Fatalf("json output %q: %v", out, err)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<16), 16<<20)
+	for sc.Scan() {
+		var m agent.Message
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Ask == agent.AskCompletionResult {
+			io.WriteString(stdin, yes())
+			break
+		}
 	}
+	go io.Copy(io.Discard, stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	stdin.Close()
 	if got := resultText(lastUser(t, fake.Requests()[1])[0]); got != "<answer>\n3000\n</answer>" {
 		t.Errorf("the model got %q, want the first suggestion", got)
 	}
