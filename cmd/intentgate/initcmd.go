@@ -50,6 +50,7 @@ var gitignoreLines = []string{
 	".orchestration/intent_map.json",
 	".orchestration/index/",
 	".orchestration/intentgate.sock",
+	".orchestration/tasks/",
 }
 
 var gitattributesLines = []string{

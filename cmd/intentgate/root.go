@@ -60,6 +60,7 @@ Start with:  intentgate demo`,
 		newTraceCmd(),
 		newTaskCmd(),
 		newExecCmd(),
+		newRunCmd(), newTasksCmd(),
 	)
 	return root
 }

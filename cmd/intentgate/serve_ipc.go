@@ -1,5 +1,3 @@
-//go:build ipcagent
-
 package main
 
 // This file connects the IPC server (agent/ipc) to intentgate's agent
@@ -41,7 +39,7 @@ type ipcTask struct {
 }
 
 func newAgentTasks(rt *gate.Runtime) *agentTasks {
-	return &agentTasks{g: rt, tasks: map[string]*ipcTask{}}
+	return &agentTasks{rt: rt, tasks: map[string]*ipcTask{}}
 }
 
 // runOptionsFor maps a StartNewTask configuration onto intentgate run's
@@ -69,7 +67,7 @@ func (a *agentTasks) options(ro *runOptions, emit func(ipc.Event)) (agent.Option
 	if err != nil {
 		return agent.Options{}, err
 	}
-	g := a.g
+	g := a.rt
 	ws := g.Workspace()
 	sessions := g.Stores().Sessions
 	return agent.Options{

@@ -1,0 +1,116 @@
+package agent
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/intentgate/intentgate/agent/provider"
+)
+
+// TokenUsage is a task's usage in tokens and money (tokenUsageSchema).
+type TokenUsage struct {
+	TotalTokensIn    int     `json:"totalTokensIn"`
+	TotalTokensOut   int     `json:"totalTokensOut"`
+	TotalCacheWrites int     `json:"totalCacheWrites"`
+	TotalCacheReads  int     `json:"totalCacheReads"`
+	TotalCost        float64 `json:"totalCost"`
+	// ContextTokens is the size of the last request's context.
+	ContextTokens int `json:"contextTokens"`
+}
+
+// ToolUsage counts, per tool, the calls attempted and failed
+// (toolUsageSchema).
+type ToolUsage map[string]*ToolCount
+
+// ToolCount is one tool's usage.
+type ToolCount struct {
+	Attempts int `json:"attempts"`
+	Failures int `json:"failures"`
+}
+
+func (u ToolUsage) attempt(tool string) {
+	if u[tool] == nil {
+		u[tool] = &ToolCount{}
+	}
+	u[tool].Attempts++
+}
+
+func (u ToolUsage) fail(tool string) {
+	if u[tool] == nil {
+		u[tool] = &ToolCount{}
+	}
+	u[tool].Failures++
+}
+
+// Price is what a model costs, in US dollars per million tokens.
+type Price struct {
+	Input         float64 `json:"input"`
+	Output        float64 `json:"output"`
+	CacheWrite    float64 `json:"cache_write"`
+	CacheRead     float64 `json:"cache_read"`
+	ContextWindow int     `json:"context_window"`
+	Source        string  `json:"source"`
+}
+
+//go:embed prices.json
+var pricesJSON []byte
+
+// Prices is the price table of prices.json, keyed by model id.
+func Prices() (map[string]Price, error) {
+	var f struct {
+		Models map[string]Price `json:"models"`
+	}
+	if err := json.Unmarshal(pricesJSON, &f); err != nil {
+		return nil, fmt.Errorf("agent/prices.json: %w", err)
+	}
+	return f.Models, nil
+}
+
+// PriceOf returns the price of model: an exact entry, else the longest entry
+// that is a prefix of the id (dated snapshots such as
+// claude-sonnet-4-5-20250929 cost what their family costs).
+func PriceOf(table map[string]Price, model string) (Price, bool) {
+	if p, ok := table[model]; ok {
+		return p, true
+	}
+	best := ""
+	for id := range table {
+		if strings.HasPrefix(model, id) && len(id) > len(best) {
+			best = id
+		}
+	}
+	if best == "" {
+		return Price{}, false
+	}
+	return table[best], true
+}
+
+// Cost is what usage costs at price p.
+func (p Price) Cost(u provider.Usage) float64 {
+	return (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output +
+		float64(u.CacheWriteTokens)*p.CacheWrite + float64(u.CacheReadTokens)*p.CacheRead) / 1e6
+}
+
+// ToolNames are the tool names of @roo-code/types 1.63.0 (toolNames), the
+// keys toolUsageSchema accepts.
+var ToolNames = []string{"execute_command", "read_file", "write_to_file", "apply_diff", "insert_content",
+	"search_and_replace", "search_files", "list_files", "list_code_definition_names", "browser_action",
+	"use_mcp_tool", "access_mcp_resource", "ask_followup_question", "attempt_completion", "switch_mode",
+	"new_task", "fetch_instructions", "codebase_search", "update_todo_list", "generate_image"}
+
+// Split separates the usage of the reference's tools (valid for
+// toolUsageSchema) from that of intentgate's own (select_active_intent).
+func (u ToolUsage) Split() (roo, own ToolUsage) {
+	roo, own = ToolUsage{}, ToolUsage{}
+	for k, v := range u {
+		c := *v
+		if contains(ToolNames, k) {
+			roo[k] = &c
+		} else {
+			own[k] = &c
+		}
+	}
+	return roo, own
+}
