@@ -120,7 +120,11 @@ func hookProcess(t *testing.T, env ...string) hookChannel {
 		cmd := exec.Command(e2eBinary(t), "hook", "claude-code")
 		cmd.Dir = t.TempDir()
 		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "CLAUDE_PROJECT_DIR=") && !strings.HasPrefix(kv, "INTENTGATE_") {
+			// The anchor directory (the workspace key) is kept: every
+			// process of a test must share it, as every process of a user
+			// does.
+			if !strings.HasPrefix(kv, "CLAUDE_PROJECT_DIR=") &&
+				(!strings.HasPrefix(kv, "INTENTGATE_") || strings.HasPrefix(kv, "INTENTGATE_ANCHOR_DIR=")) {
 				cmd.Env = append(cmd.Env, kv)
 			}
 		}

@@ -52,7 +52,8 @@ func TestPendingPictureTampering(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newHookEnv(t, "claude-code", map[string]string{"README.md": "a\n"})
 			e.intentUse(claudeSession, "INT-001")
-			claudeAllowed(t, "PreToolUse-Bash", e.send("PreToolUse-Bash", nil))
+			// Allowed, rewritten to run confined under intentgate exec.
+			claudeRewritten(t, e, e.send("PreToolUse-Bash", nil))
 			e.write("secret.txt", "out of scope\n")
 			tc.tamper(t, e)
 			out := e.send("PostToolUse-Bash", nil)
@@ -93,30 +94,35 @@ func TestNestedOrchestrationProtected(t *testing.T) {
 }
 
 // A command that widens its own intent's scope and writes outside it in the
-// same breath is judged by the scope in force before it ran: the outside
-// write is a violation.
+// same breath: both writes are refused inside the command (the intents file
+// is read-only to it, outside.txt lies beyond the scope's roots), the
+// intents stay as they were, and the next out-of-scope write is refused.
+// Where confinement is off by the team's choice, the command would be
+// judged by the scope in force before it ran (hooks.CommandAudit).
 func TestCommandJudgedByRulesBefore(t *testing.T) {
 	ws := e2eWorkspace(t, e2eIntents, nil)
+	intentsPath := filepath.Join(ws, ".orchestration", "active_intents.yaml")
+	before, err := os.ReadFile(intentsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
 	widened := strings.Replace(e2eIntents, `owned_scope: ["src/**"]`, `owned_scope: ["**"]`, 1)
 	s := startDispatch(t, ws, "widen")
 	if r := s.call("select_active_intent", map[string]any{"intent_id": "INT-001"}); !r.OK {
 		t.Fatalf("select: %+v", r)
 	}
-	cmd := "printf '%s' '" + widened + "' > .orchestration/active_intents.yaml && echo x > outside.txt"
+	cmd := "printf '%s' '" + widened + "' > .orchestration/active_intents.yaml; echo x > outside.txt"
 	r := s.call("execute_command", map[string]any{"command": cmd})
-	if !strings.Contains(r.Output, "outside.txt") {
-		t.Errorf("the command's result does not name outside.txt as a violation:\n%s", r.Output)
+	if !strings.Contains(r.Output, "active_intents.yaml") || !strings.Contains(r.Output, "outside.txt") {
+		t.Errorf("the command's output does not show both refused writes:\n%s", r.Output)
 	}
-	found := false
-	for _, l := range faultLedgerLines(t, ws) {
-		if strings.Contains(l, `"path":"outside.txt"`) {
-			found = true
-			if !strings.Contains(l, `"decision":"violation"`) {
-				t.Errorf("outside.txt recorded as allowed, judged by the widened scope:\n%s", l)
-			}
-		}
+	if after, _ := os.ReadFile(intentsPath); string(after) != string(before) {
+		t.Errorf("the command changed active_intents.yaml:\n%s", after)
 	}
-	if !found {
-		t.Error("no record of outside.txt")
+	if _, err := os.Stat(filepath.Join(ws, "outside.txt")); !os.IsNotExist(err) {
+		t.Errorf("outside.txt exists after the command (err %v)", err)
+	}
+	if r := s.call("write_to_file", map[string]any{"path": "outside2.txt", "content": "x\n"}); r.OK || r.code() != "SCOPE_VIOLATION" {
+		t.Errorf("out-of-scope write after the command: %+v, want SCOPE_VIOLATION", r)
 	}
 }

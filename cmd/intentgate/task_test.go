@@ -146,7 +146,9 @@ func TestTaskCommand(t *testing.T) {
 	if got := strings.Join(names, ","); got != want {
 		t.Errorf("start printed %s, want %s", got, want)
 	}
+	ctl.mu.Lock()
 	o := ctl.started[0].Options
+	ctl.mu.Unlock()
 	if o.Mode != "architect" || o.Provider != "openai" || o.Model != "qwen3" || strings.Join(o.AutoApprove, ",") != "read,edit" || o.MaxRequests != 9 {
 		t.Errorf("the task started with %+v", o)
 	}
