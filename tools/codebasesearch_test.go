@@ -60,7 +60,7 @@ func TestCodebaseSearchEmbeddings(t *testing.T) {
 	keywords := []string{"password", "tax", "amount", "hash"}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer sekret" {
-			http.Error(w, "no key", 401)
+			http.Error(w, "no key", http.StatusUnauthorized)
 			return
 		}
 		var req struct{ Input []string }

@@ -153,13 +153,6 @@ func (t *tree) dir(rel string) (*os.Root, error) {
 	return r, nil
 }
 
-func osName(rel string) string {
-	if rel == "" {
-		return "."
-	}
-	return filepath.FromSlash(rel)
-}
-
 // readDir lists directory rel, sorted by name.
 func (t *tree) readDir(rel string) ([]fs.DirEntry, error) {
 	d, err := t.dir(rel)

@@ -171,6 +171,7 @@ func (h *Hub) connect(ctx context.Context, s *server) error {
 	if h.opts.Workspace != "" {
 		// Servers that honour roots (the filesystem server does) then
 		// confine themselves to the workspace too.
+		//lint:ignore SA1019 roots still work in the deprecation window, and the filesystem server confines itself by them
 		client.AddRoots(&mcp.Root{URI: fileURI(h.opts.Workspace), Name: "workspace"})
 	}
 	cs, err := client.Connect(ctx, t, nil)
