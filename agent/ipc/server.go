@@ -114,7 +114,16 @@ func (s *Server) Serve(l net.Listener) error {
 			c.Close()
 			continue
 		}
+		// Add under the lock Close takes before it waits: no connection
+		// is counted once Close has begun waiting.
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return nil
+		}
 		s.wg.Add(1)
+		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
 			s.serveConn(c)
