@@ -138,8 +138,8 @@ func TestRangeHash(t *testing.T) {
 	}
 }
 
-// A small edit of a large file must cost little, and a complete rewrite must
-// stay bounded.
+// A small edit of a large file and a complete rewrite give correct ranges;
+// their times are logged.
 func TestComputeRangesLargeFiles(t *testing.T) {
 	var b strings.Builder
 	for i := range 50000 {
@@ -173,10 +173,10 @@ func TestComputeRangesLargeFiles(t *testing.T) {
 	rs, _ := ComputeRanges([]byte(x.String()), []byte(y.String()))
 	rewrite := time.Since(start)
 	rangesCheck(t, []byte(x.String()), []byte(y.String()), rs)
+	// Times are logged, never asserted: BenchmarkComputeRanges-style
+	// figures belong in benchmarks, and a loaded machine is not a slow
+	// algorithm.
 	t.Logf("50,000 lines, 3 edits: %v; 20,000 lines rewritten: %v, %d ranges", small, rewrite, len(rs))
-	if small > 2*time.Second {
-		t.Errorf("a small edit of 50,000 lines took %v", small)
-	}
 }
 
 // rangesCheck asserts the invariants of ComputeRanges and that applying the
