@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"net"
@@ -56,6 +57,15 @@ func testMain(m *testing.M) int {
 	// tests' own, inherited by every binary they run.
 	os.Setenv(orchestration.AnchorDirEnv, filepath.Join(dir, "anchors"))
 	atkBin = filepath.Join(dir, "intentgate")
+	// A fuzzing run (and each of its workers, which run TestMain too)
+	// drives no binary: building one per process would cost more than the
+	// fuzzing itself.
+	flag.Parse()
+	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
+			return m.Run()
+		}
+	}
 	cmd := exec.Command("go", "build", "-o", atkBin, ".")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building intentgate: %v\n%s", err, out)
