@@ -174,43 +174,11 @@ func runAgent(ctx context.Context, o *runOptions, text string, in io.Reader, out
 		return err
 	}
 	defer rt.Close()
-	ws := rt.Workspace()
-	var sessions *orchestration.SessionStore
-	if st := rt.Stores(); st != nil {
-		sessions = st.Sessions
-	}
-
 	ui := newRunUI(o.outputFormat, out, errw, in)
-	opts := agent.Options{
-		Provider: prov, Model: o.model, Runtime: rt, WS: ws, Workspace: ws.Dir, Mode: o.mode,
-		System: func(mode string) string {
-			return prompts.System(prompts.SystemOptions{Mode: mode, Workspace: ws.Dir, Intents: runIntents(ws.Dir)}.WithHost())
-		},
-		Tools: func(mode string) []provider.Tool {
-			var ts []provider.Tool
-			for _, t := range prompts.ForMode(mode) {
-				ts = append(ts, provider.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters()})
-			}
-			return ts
-		},
-		ModeName: func(slug string) (string, bool) {
-			m, ok := prompts.LookupMode(slug)
-			return m.Name, ok
-		},
-		ActiveIntent: func(session string) string {
-			if sessions == nil {
-				return ""
-			}
-			s, err := sessions.Load(session)
-			if err != nil || s == nil {
-				return ""
-			}
-			return s.Intent
-		},
-		AutoApprove: auto, FollowupTimeout: o.followup, MaxMistakes: o.maxMistakes, RetryDelay: o.retryDelay,
-		Prices: prices, Store: &agent.Store{Dir: filepath.Join(ws.Dir, orchestration.DirName, "tasks")},
-		OnEvent: ui.event,
-	}
+	opts := governedAgent(rt)
+	opts.Provider, opts.Model, opts.Mode = prov, o.model, o.mode
+	opts.AutoApprove, opts.FollowupTimeout, opts.MaxMistakes, opts.RetryDelay = auto, o.followup, o.maxMistakes, o.retryDelay
+	opts.Prices, opts.OnEvent = prices, ui.event
 	var task *agent.Task
 	if o.resume != "" {
 		if task, err = agent.Resume(o.resume, opts); err != nil {
@@ -432,5 +400,44 @@ func (u *runUI) finish(res *agent.Result, errw io.Writer) {
 		b, _ := json.Marshal(map[string]any{"taskId": res.TaskID, "outcome": res.Outcome, "state": res.State,
 			"tokenUsage": res.TokenUsage, "toolUsage": res.ToolUsage})
 		fmt.Fprintf(errw, "%s\n", b)
+	}
+}
+
+// governedAgent is what every way of starting intentgate's agent shares:
+// the governed runtime of the workspace, the mode's system prompt and tools,
+// the session's intent, and the task store under .orchestration/tasks/.
+func governedAgent(rt *gate.Runtime) agent.Options {
+	ws := rt.Workspace()
+	var sessions *orchestration.SessionStore
+	if st := rt.Stores(); st != nil {
+		sessions = st.Sessions
+	}
+	return agent.Options{
+		Runtime: rt, WS: ws, Workspace: ws.Dir,
+		System: func(mode string) string {
+			return prompts.System(prompts.SystemOptions{Mode: mode, Workspace: ws.Dir, Intents: runIntents(ws.Dir)}.WithHost())
+		},
+		Tools: func(mode string) []provider.Tool {
+			var ts []provider.Tool
+			for _, t := range prompts.ForMode(mode) {
+				ts = append(ts, provider.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters()})
+			}
+			return ts
+		},
+		ModeName: func(slug string) (string, bool) {
+			m, ok := prompts.LookupMode(slug)
+			return m.Name, ok
+		},
+		ActiveIntent: func(session string) string {
+			if sessions == nil {
+				return ""
+			}
+			s, err := sessions.Load(session)
+			if err != nil || s == nil {
+				return ""
+			}
+			return s.Intent
+		},
+		Store: &agent.Store{Dir: filepath.Join(ws.Dir, orchestration.DirName, "tasks")},
 	}
 }

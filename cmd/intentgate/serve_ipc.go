@@ -11,16 +11,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/intentgate/intentgate/agent"
 	"github.com/intentgate/intentgate/agent/ipc"
-	"github.com/intentgate/intentgate/agent/provider"
 	"github.com/intentgate/intentgate/internal/gate"
-	"github.com/intentgate/intentgate/orchestration"
-	"github.com/intentgate/intentgate/prompts"
 )
 
 // agentTasks runs agent tasks for IPC clients, each on the governed runtime
@@ -67,39 +63,11 @@ func (a *agentTasks) options(ro *runOptions, emit func(ipc.Event)) (agent.Option
 	if err != nil {
 		return agent.Options{}, err
 	}
-	g := a.rt
-	ws := g.Workspace()
-	sessions := g.Stores().Sessions
-	return agent.Options{
-		Provider: prov, Model: ro.model, Runtime: g, WS: ws, Workspace: ws.Dir, Mode: ro.mode,
-		System: func(mode string) string {
-			return prompts.System(prompts.SystemOptions{Mode: mode, Workspace: ws.Dir, Intents: runIntents(ws.Dir)}.WithHost())
-		},
-		Tools: func(mode string) []provider.Tool {
-			var ts []provider.Tool
-			for _, t := range prompts.ForMode(mode) {
-				ts = append(ts, provider.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters()})
-			}
-			return ts
-		},
-		ModeName: func(slug string) (string, bool) {
-			m, ok := prompts.LookupMode(slug)
-			return m.Name, ok
-		},
-		ActiveIntent: func(session string) string {
-			if sessions == nil {
-				return ""
-			}
-			s, err := sessions.Load(session)
-			if err != nil || s == nil {
-				return ""
-			}
-			return s.Intent
-		},
-		AutoApprove: auto, MaxMistakes: ro.maxMistakes,
-		Prices: prices, Store: &agent.Store{Dir: filepath.Join(ws.Dir, orchestration.DirName, "tasks")},
-		OnEvent: translator(emit),
-	}, nil
+	opts := governedAgent(a.rt)
+	opts.Provider, opts.Model, opts.Mode = prov, ro.model, ro.mode
+	opts.AutoApprove, opts.MaxMistakes = auto, ro.maxMistakes
+	opts.Prices, opts.OnEvent = prices, translator(emit)
+	return opts, nil
 }
 
 // translator turns the agent's events into the package's task events.
