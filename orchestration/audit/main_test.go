@@ -1,26 +1,11 @@
 package audit
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
+	"github.com/intentgate/intentgate/internal/anchortest"
 	"github.com/intentgate/intentgate/orchestration"
 )
 
-// TestMain keeps the anchors seal writes in a directory of the test's own,
-// never in the user's configuration directory.
-func TestMain(m *testing.M) {
-	if os.Getenv(orchestration.AnchorDirEnv) != "" { // a test's child process: share its parent's
-		os.Exit(m.Run())
-	}
-	dir, err := os.MkdirTemp("", "intentgate-anchor-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv(orchestration.AnchorDirEnv, dir)
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(anchortest.Main(m, orchestration.AnchorDirEnv)) }
