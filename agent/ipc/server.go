@@ -184,6 +184,10 @@ func (s *Server) serveConn(conn net.Conn) {
 	if max <= 0 {
 		max = DefaultMaxClients
 	}
+	// The Ack is queued before the client joins the broadcasts, so that it
+	// is always the first message the client reads.
+	ack, _ := json.Marshal(Ack{ClientID: c.id, PID: os.Getpid(), PPID: os.Getppid()})
+	c.send(s.log, Message{Type: TypeAck, Origin: OriginServer, Data: ack})
 	s.mu.Lock()
 	if s.closed || len(s.clients) >= max {
 		s.mu.Unlock()
@@ -200,8 +204,6 @@ func (s *Server) serveConn(conn net.Conn) {
 		defer close(writerDone)
 		c.writeLoop()
 	}()
-	ack, _ := json.Marshal(Ack{ClientID: c.id, PID: os.Getpid(), PPID: os.Getppid()})
-	c.send(s.log, Message{Type: TypeAck, Origin: OriginServer, Data: ack})
 
 	dec := NewDecoder(conn, s.MaxFrame)
 	for {
