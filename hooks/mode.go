@@ -4,27 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/orchestration"
 )
-
-// modeAlways are the tools every mode has whatever its groups: Roo Code's
-// ALWAYS_AVAILABLE_TOOLS, and select_active_intent, since no mode may keep a
-// model from following the intent protocol.
-var modeAlways = []string{"ask_followup_question", "attempt_completion", "switch_mode", "new_task",
-	"update_todo_list", SelectTool}
-
-func isModeAlways(tool string) bool {
-	for _, t := range modeAlways {
-		if t == tool {
-			return true
-		}
-	}
-	return false
-}
 
 // Modes is the mode policy. Its pre-hook refuses, with TOOL_NOT_ALLOWED, a
 // call that the session's mode does not grant: a tool outside the mode's
@@ -36,15 +22,18 @@ func isModeAlways(tool string) bool {
 type Modes struct {
 	sessions *orchestration.SessionStore
 	modes    *orchestration.ModeStore
+	always   []string
 }
 
-// NewModes returns the mode policy.
-func NewModes(sessions *orchestration.SessionStore, modes *orchestration.ModeStore) *Modes {
-	return &Modes{sessions: sessions, modes: modes}
+// NewModes returns the mode policy. always are the tools every mode has
+// whatever its groups, as the tool catalog declares them
+// (internal/catalog.Always).
+func NewModes(sessions *orchestration.SessionStore, modes *orchestration.ModeStore, always []string) *Modes {
+	return &Modes{sessions: sessions, modes: modes, always: slices.Clone(always)}
 }
 
 func (m *Modes) Pre(ctx context.Context, c *engine.Call) error {
-	if isModeAlways(c.Tool) {
+	if slices.Contains(m.always, c.Tool) {
 		return nil
 	}
 	if c.Mode == "" && c.Session != "" {
@@ -77,14 +66,14 @@ func (m *Modes) Pre(ctx context.Context, c *engine.Call) error {
 		}
 		return &engine.Denial{Code: engine.ToolNotAllowed,
 			Message: fmt.Sprintf("%s is not a tool intentgate knows, so %s mode (%s), which allows %s, cannot vouch for it",
-				c.Tool, mode.Name, mode.Slug, modeAllows(mode)),
+				c.Tool, mode.Name, mode.Slug, m.allows(mode)),
 			Hint: "use one of the tools of this mode, or switch_mode to code"}
 	}
 	g, ok := mode.Group(string(spec.Group))
 	if !ok {
 		return &engine.Denial{Code: engine.ToolNotAllowed,
 			Message: fmt.Sprintf("%s (group %s) is not available in %s mode (%s), which allows %s",
-				c.Tool, spec.Group, mode.Name, mode.Slug, modeAllows(mode)),
+				c.Tool, spec.Group, mode.Name, mode.Slug, m.allows(mode)),
 			Hint: fmt.Sprintf("use a tool this mode allows, or call switch_mode with a mode that has the %s group: %s",
 				spec.Group, modesWith(set, string(spec.Group)))}
 	}
@@ -109,14 +98,14 @@ func (m *Modes) Pre(ctx context.Context, c *engine.Call) error {
 			g.FileRegex, rel, modesEditing(set, rel))}
 }
 
-// modeAllows describes what a mode grants, for messages.
-func modeAllows(m *orchestration.Mode) string {
-	always := "the tools every mode has (" + strings.Join(modeAlways, ", ") + ")"
-	if len(m.Groups) == 0 {
+// allows describes what a mode grants, for messages.
+func (m *Modes) allows(mode *orchestration.Mode) string {
+	always := "the tools every mode has (" + strings.Join(m.always, ", ") + ")"
+	if len(mode.Groups) == 0 {
 		return "only " + always
 	}
-	gs := make([]string, len(m.Groups))
-	for i, g := range m.Groups {
+	gs := make([]string, len(mode.Groups))
+	for i, g := range mode.Groups {
 		gs[i] = g.String()
 	}
 	return "the groups " + strings.Join(gs, ", ") + " and " + always

@@ -10,6 +10,7 @@ import (
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
+	"github.com/intentgate/intentgate/internal/catalog"
 	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/tools"
 )
@@ -65,7 +66,7 @@ func newModeEnv(t *testing.T, files map[string]string) *modeEnv {
 	reg.Register(engine.Spec{Name: "attempt_completion", Group: engine.GroupModes, Tool: tools.AttemptCompletion()})
 	reg.Register(engine.Spec{Name: "new_task", Group: engine.GroupModes, Tool: tools.NewTask(modes)})
 	reg = usage.Tools(reg)
-	mp := hooks.NewModes(sessions, modes)
+	mp := hooks.NewModes(sessions, modes, catalog.Always())
 	e := engine.New(reg)
 	e.Use(hooks.Gatekeeper(store, sessions), mp, hooks.Protected(ws), hooks.Scope(store))
 	e.After(mp, usage)
