@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -137,16 +136,6 @@ func modesEditing(set *orchestration.ModeSet, rel string) string {
 	return strings.Join(out, ", ")
 }
 
-// The keys and JSON shapes of the session tools' Result.Data (see
-// tools.DataMode and the rest): hooks reads them without importing tools.
-const (
-	dataMode       = "mode"
-	dataTodos      = "todos"
-	dataQuestion   = "question"
-	dataCompletion = "completion"
-	dataTask       = "task"
-)
-
 // Post records the effect of a session tool in its session.
 func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) error {
 	if c.Session == "" || r == nil || len(r.Data) == 0 {
@@ -155,7 +144,7 @@ func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 	var apply func(s *orchestration.Session, now time.Time) error
 	switch c.Tool {
 	case "switch_mode":
-		slug, ok := r.Data[dataMode].(string)
+		slug, ok := r.Data[orchestration.EffectMode].(string)
 		if !ok {
 			return nil
 		}
@@ -164,14 +153,14 @@ func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 			return nil
 		}
 	case "update_todo_list":
-		var todos []orchestration.Todo
-		if err := redecode(r.Data[dataTodos], &todos); err != nil {
+		todos, err := effect[[]orchestration.Todo](c, r, orchestration.EffectTodos)
+		if err != nil {
 			return err
 		}
 		apply = func(s *orchestration.Session, _ time.Time) error { return s.SetTodoList(todos) }
 	case "ask_followup_question":
-		var q orchestration.Question
-		if err := redecode(r.Data[dataQuestion], &q); err != nil {
+		q, err := effect[orchestration.Question](c, r, orchestration.EffectQuestion)
+		if err != nil {
 			return err
 		}
 		apply = func(s *orchestration.Session, now time.Time) error {
@@ -180,8 +169,8 @@ func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 			return nil
 		}
 	case "attempt_completion":
-		var done orchestration.Completion
-		if err := redecode(r.Data[dataCompletion], &done); err != nil {
+		done, err := effect[orchestration.Completion](c, r, orchestration.EffectCompletion)
+		if err != nil {
 			return err
 		}
 		apply = func(s *orchestration.Session, now time.Time) error {
@@ -190,8 +179,8 @@ func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 			return nil
 		}
 	case "new_task":
-		var t orchestration.Task
-		if err := redecode(r.Data[dataTask], &t); err != nil {
+		t, err := effect[orchestration.Task](c, r, orchestration.EffectTask)
+		if err != nil {
 			return err
 		}
 		apply = func(s *orchestration.Session, now time.Time) error {
@@ -209,17 +198,17 @@ func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 		return fmt.Errorf("record the effect of %s in session %q: %w", c.Tool, c.Session, err)
 	}
 	if c.Tool == "switch_mode" {
-		c.Mode = r.Data[dataMode].(string)
+		c.Mode = r.Data[orchestration.EffectMode].(string)
 	}
 	return nil
 }
 
-// redecode moves a value of the tools' Data into the session's type of the
-// same JSON shape.
-func redecode(v, into any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
+// effect is the value a session tool put in r.Data under key, of the
+// session's own type; anything else is a tool that broke its contract.
+func effect[T any](c *engine.Call, r *engine.Result, key string) (T, error) {
+	v, ok := r.Data[key].(T)
+	if !ok {
+		return v, fmt.Errorf("%s returned %s as %T, want %T", c.Tool, key, r.Data[key], v)
 	}
-	return json.Unmarshal(b, into)
+	return v, nil
 }
