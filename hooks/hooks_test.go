@@ -80,6 +80,7 @@ func openEnv(t *testing.T, dir string) *env {
 	e.eng.Use(hooks.Intact(e.orch), hooks.Gatekeeper(store, sessions), hooks.Protected(ws), hooks.Scope(store), hl)
 	e.eng.After(hooks.NewCommandAudit(ws, store), hl, tr)
 	e.eng.OnDenial(tr)
+	e.eng.Finally(hooks.NewSessionWriter(sessions))
 	return e
 }
 

@@ -48,7 +48,7 @@ func (m *Modes) Pre(ctx context.Context, c *engine.Call) error {
 		return nil
 	}
 	if c.Mode == "" && c.Session != "" {
-		s, err := m.sessions.Load(c.Session)
+		s, err := CallSession(c, m.sessions)
 		if err != nil {
 			return err
 		}

@@ -70,6 +70,7 @@ func newModeEnv(t *testing.T, files map[string]string) *modeEnv {
 	e.Use(hooks.Gatekeeper(store, sessions), mp, hooks.Protected(ws), hooks.Scope(store))
 	e.After(mp, usage)
 	e.OnDenial(usage)
+	e.Finally(hooks.NewSessionWriter(sessions))
 	return &modeEnv{t: t, dir: dir, eng: e, ws: ws, sessions: sessions}
 }
 

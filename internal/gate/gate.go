@@ -118,6 +118,7 @@ func Open(root string, opts Options) (*Runtime, error) {
 		usage,
 	)
 	e.OnDenial(tr, usage)
+	e.Finally(hooks.NewSessionWriter(st.Sessions))
 	rt.eng = e
 	return rt, nil
 }
