@@ -427,11 +427,34 @@ func readOnce(dir *os.Root, rel, name string) ([]byte, fs.FileInfo, error) {
 	if n := openedLinks(f); n > 1 {
 		return nil, nil, escape(rel, fmt.Sprintf("the file has %d hard links; another name for it may be outside the workspace or the scope", n))
 	}
-	b, err := io.ReadAll(f)
+	b, err := readSized(f, got.Size())
 	if err != nil {
 		return nil, nil, err
 	}
 	return b, fi, nil
+}
+
+// readSized reads f to its end in one read when it still has the size its
+// stat gave (one more byte of room tells the end), growing like
+// io.ReadAll only if the file grew meanwhile.
+func readSized(f io.Reader, size int64) ([]byte, error) {
+	if size <= 0 || size > 1<<30 {
+		return io.ReadAll(f)
+	}
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grew: room for more
+		}
+	}
 }
 
 // ReadFile reads canonical path rel safely.
