@@ -534,24 +534,41 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		return ch, err
 	}
 	defer tmpDir.Close()
+	// The change is journaled before it happens, so that a crash between
+	// the rename and the ledger record leaves a trace of it. The entry and
+	// the new content are synced at the same time: a journaling file system
+	// commits both fsyncs together, so the write waits for one sync, not
+	// two. An entry whose rename never happened is dropped on recovery.
+	type begun struct {
+		name string
+		err  error
+	}
+	journaled := make(chan begun, 1)
+	go func() {
+		name, err := w.journalBegin(c, &ch)
+		journaled <- begun{name, err}
+	}()
 	tmp, err := writeTemp(tmpDir, name, after, perm)
-	if err != nil {
+	j := <-journaled
+	if err != nil || j.err != nil {
+		if err == nil {
+			tmpDir.Remove(tmp)
+			err = j.err
+		}
+		if j.err == nil {
+			w.journalRemove(j.name)
+		}
 		return ch, err
 	}
+	jname := j.name
 	// The hash lock's second look, as late as possible: the temp file is
 	// ready, only the rename remains.
 	if err := checkExpect(c, dir, rel, name); err != nil {
 		tmpDir.Remove(tmp)
+		w.journalRemove(jname)
 		return ch, err
 	}
 	crashPoint("crash-before-rename")
-	// The change is journaled before it happens, so that a crash between
-	// the rename and the ledger record leaves a trace of it.
-	jname, err := w.journalBegin(c, &ch)
-	if err != nil {
-		tmpDir.Remove(tmp)
-		return ch, err
-	}
 	err = renameAt(tmpDir, tmp, dir, name)
 	if errors.Is(err, errCrossDevice) {
 		tmpDir.Remove(tmp)
