@@ -19,7 +19,10 @@ type callSessionKey struct{ store *orchestration.SessionStore }
 type callSession struct {
 	sess  *orchestration.Session
 	err   error
-	edits []func(*orchestration.Session)
+	edits []func(*orchestration.Session) error
+	// durable is set when a queued change must survive a crash (a mode
+	// switch: losing it could bring back a mode that allows more).
+	durable bool
 }
 
 func callSessionOf(c *engine.Call, store *orchestration.SessionStore) *callSession {
@@ -48,7 +51,15 @@ func CallSession(c *engine.Call, store *orchestration.SessionStore) (*orchestrat
 // under the session's lock, to the session as it is on disk then.
 func LaterSession(c *engine.Call, store *orchestration.SessionStore, fn func(*orchestration.Session)) {
 	cs := callSessionOf(c, store)
+	cs.edits = append(cs.edits, func(s *orchestration.Session) error { fn(s); return nil })
+}
+
+// laterSessionDurable queues a change that the end of the call writes with
+// fsync, together with the others.
+func laterSessionDurable(c *engine.Call, store *orchestration.SessionStore, fn func(*orchestration.Session) error) {
+	cs := callSessionOf(c, store)
 	cs.edits = append(cs.edits, fn)
+	cs.durable = true
 }
 
 // SessionWriter writes the session changes a call's hooks queued, once at
@@ -72,19 +83,25 @@ func NewSessionWriter(sessions *orchestration.SessionStore) *SessionWriter {
 func (w *SessionWriter) Finish(ctx context.Context, c *engine.Call) error {
 	cs := callSessionOf(c, w.sessions)
 	if len(cs.edits) == 0 || c.Session == "" {
-		cs.edits = nil
+		cs.edits, cs.durable = nil, false
 		return nil
 	}
-	edits := cs.edits
-	cs.edits = nil
-	s, err := w.sessions.UpdateDerived(c.Session, func(s *orchestration.Session) error {
+	edits, durable := cs.edits, cs.durable
+	cs.edits, cs.durable = nil, false
+	update := w.sessions.UpdateDerived
+	if durable {
+		update = w.sessions.Update
+	}
+	s, err := update(c.Session, func(s *orchestration.Session) error {
 		for _, fn := range edits {
-			fn(s)
+			if err := fn(s); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("record what call %s read and wrote in session %q: %w", c.ID, c.Session, err)
+		return fmt.Errorf("record the effects of call %s (%s) in session %q: %w", c.ID, c.Tool, c.Session, err)
 	}
 	cs.sess, cs.err = s, nil
 	return nil
