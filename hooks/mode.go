@@ -36,7 +36,7 @@ func (m *Modes) Pre(ctx context.Context, c *engine.Call) error {
 		return nil
 	}
 	if c.Mode == "" && c.Session != "" {
-		s, err := m.sessions.Load(c.Session)
+		s, err := CallSession(c, m.sessions)
 		if err != nil {
 			return err
 		}
@@ -191,12 +191,11 @@ func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 	default:
 		return nil
 	}
-	_, err := m.sessions.Update(c.Session, func(s *orchestration.Session) error {
-		return apply(s, time.Now().UTC())
-	})
-	if err != nil {
-		return fmt.Errorf("record the effect of %s in session %q: %w", c.Tool, c.Session, err)
-	}
+	// Written with the call's other session changes, once, at its end,
+	// and durably: a lost mode switch could bring back a mode that allows
+	// more.
+	now := time.Now().UTC()
+	laterSessionDurable(c, m.sessions, func(s *orchestration.Session) error { return apply(s, now) })
 	if c.Tool == "switch_mode" {
 		c.Mode = r.Data[orchestration.EffectMode].(string)
 	}

@@ -32,15 +32,14 @@ func (u *Usage) count(c *engine.Call, failed bool) error {
 	if c.Session == "" || u.sessions == nil {
 		return nil
 	}
-	_, err := u.sessions.Update(c.Session, func(s *orchestration.Session) error {
+	LaterSession(c, u.sessions, func(s *orchestration.Session) {
 		name := c.Tool
 		if _, known := s.Usage[name]; !known && (len(name) > usageMaxName || len(s.Usage) >= usageMaxTools) {
 			name = usageOther
 		}
 		s.CountUse(name, failed)
-		return nil
 	})
-	return err
+	return nil
 }
 
 // Post counts a call that ran.

@@ -250,7 +250,7 @@ func (s *SessionStore) Refuse(id, why string) error {
 			sess.Refused = why
 		}
 		return nil
-	}, true)
+	}, true, fsx.Settled)
 	return err
 }
 
@@ -329,10 +329,20 @@ func sessionsInit(sess *Session) *Session {
 // processes, never lose each other's changes. If fn returns an error nothing
 // is written and that error is returned. fn cannot change the session's id.
 func (s *SessionStore) Update(id string, fn func(*Session) error) (*Session, error) {
-	return s.update(id, fn, false)
+	return s.update(id, fn, false, fsx.Settled)
 }
 
-func (s *SessionStore) update(id string, fn func(*Session) error, refusing bool) (*Session, error) {
+// UpdateDerived is Update for what a call derives from its work and can
+// safely lose (the hashes of what it read or wrote, usage counters): the
+// file is replaced by rename without fsync. A crash may bring back an older
+// session, whose hashes the session did see; losing a read hash makes the
+// next write NOT_READ or STALE_FILE, never an unsafe allow. A session file
+// torn by a crash fails its MAC and is refused, never trusted.
+func (s *SessionStore) UpdateDerived(id string, fn func(*Session) error) (*Session, error) {
+	return s.update(id, fn, false, fsx.Renamed)
+}
+
+func (s *SessionStore) update(id string, fn func(*Session) error, refusing bool, d fsx.Durability) (*Session, error) {
 	if err := sessionsCheckID(id); err != nil {
 		return nil, err
 	}
@@ -381,7 +391,7 @@ func (s *SessionStore) update(id string, fn func(*Session) error, refusing bool)
 		return nil, err
 	}
 	data = append(append(append(data, sessionMACPrefix...), mac...), '\n')
-	if err := fsx.Replace(s.path(id), data, 0o644, fsx.Settled); err != nil {
+	if err := fsx.Replace(s.path(id), data, 0o644, d); err != nil {
 		return nil, fmt.Errorf("save session %q: %w", id, err)
 	}
 	return sessionsInit(sess), nil

@@ -119,6 +119,7 @@ func Open(root string, opts Options) (*Runtime, error) {
 		usage,
 	)
 	e.OnDenial(tr, usage)
+	e.Finally(hooks.NewSessionWriter(st.Sessions))
 	rt.eng = e
 	return rt, nil
 }
@@ -139,6 +140,10 @@ func (rt *Runtime) Root() string { return rt.ws.Dir }
 
 // Workspace is the workspace calls are confined to.
 func (rt *Runtime) Workspace() *engine.Workspace { return rt.ws }
+
+// Engine is the runtime's engine. Hooks added to it must be added before the
+// runtime's first call (the engine's hook lists are not guarded).
+func (rt *Runtime) Engine() *engine.Engine { return rt.eng }
 
 // Registry is the tools calls are routed to.
 func (rt *Runtime) Registry() *engine.Registry { return rt.eng.Registry() }
