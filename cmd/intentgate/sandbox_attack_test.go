@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -231,3 +232,227 @@ func TestConfinedCommandCannotReadTheKeys(t *testing.T) {
 
 // sbxQuote quotes s for sh.
 func sbxQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+const wideIntents = `active_intents:
+  - id: INT-001
+    name: app
+    status: IN_PROGRESS
+    owned_scope: ["src/**"]
+  - id: INT-002
+    name: everything
+    status: IN_PROGRESS
+    owned_scope: ["**"]
+`
+
+// createGovernance creates, under a scope of **, every governance path a
+// workspace did not have: a mount cannot cover a path that does not exist.
+const createGovernance = `mkdir -p .codex .claude .gemini .cursor .clinerules .roo src/x/.orchestration .git/hooks
+echo x > .codex/config.toml
+echo '{}' > .mcp.json
+echo y > .roo/mcp.json
+echo z > .clinerules/rules.md
+echo '{"hooks":{}}' > .claude/settings.json
+ln -s ../src .gemini/link
+printf '[core]\n\tfsmonitor = touch pwned\n' > .git/config
+printf '#!/bin/sh\n' > .git/hooks/pre-commit
+echo 'active_intents: []' > src/x/.orchestration/active_intents.yaml
+echo ok > top.txt
+`
+
+// createdGovernance are the paths createGovernance makes that must be gone
+// after the command, whatever door it came through.
+var createdGovernance = []string{".codex", ".claude", ".gemini", ".cursor", ".clinerules", ".mcp.json",
+	".roo/mcp.json", ".git", "src/x/.orchestration"}
+
+// TestAttackGovernanceCreatedUnderWideScope: through dispatch, mcp, a Claude
+// Code Bash (hook process) and the same through the daemon, the governance
+// paths a command created where there were none are removed after it, their
+// files recorded in the ledger as violations, and the command's other work
+// kept.
+func TestAttackGovernanceCreatedUnderWideScope(t *testing.T) {
+	t.Parallel()
+	requireConfinement(t)
+	e := &hookEnv{t: t, agent: "claude-code", ws: e2eWorkspace(t, wideIntents, map[string]string{"src/a.go": "package a\n"})}
+	os.RemoveAll(e.path(".git")) // .git is absent too
+	bin := e2eBinary(t)
+
+	door := 0
+	check := func(name, out string) {
+		t.Helper()
+		door++
+		for _, p := range createdGovernance {
+			if _, err := os.Lstat(e.path(p)); err == nil {
+				t.Errorf("%s: %s is still there after the command\noutput:\n%s", name, p, out)
+			}
+		}
+		if b, err := os.ReadFile(e.path("top.txt")); err != nil || string(b) != "ok\n" {
+			t.Errorf("%s: the command's own work top.txt = %q, %v", name, b, err)
+		}
+		os.Remove(e.path("top.txt"))
+		if !strings.Contains(out, "SCOPE_VIOLATION") || !strings.Contains(out, ".codex/config.toml") {
+			t.Errorf("%s: the model is not told of the violations:\n%s", name, out)
+		}
+		for _, p := range []string{".codex/config.toml", ".mcp.json", ".git/config", ".git/hooks/pre-commit",
+			".claude/settings.json", "src/x/.orchestration/active_intents.yaml", ".gemini/link"} {
+			n := 0
+			for _, r := range sbxRecordsOf(t, e.ws, p) {
+				if r.Metadata.IG.Decision == "violation" {
+					n++
+				}
+			}
+			if n != door {
+				t.Errorf("%s: %d violation records of %s, want %d", name, n, p, door)
+			}
+		}
+	}
+
+	t.Run("dispatch", func(t *testing.T) {
+		s := startDispatch(t, e.ws, "wide-dispatch")
+		if r := s.call("select_active_intent", map[string]any{"intent_id": "INT-002"}); !r.OK {
+			t.Fatalf("select_active_intent: %+v", r)
+		}
+		r := s.call("execute_command", map[string]any{"command": createGovernance})
+		check("dispatch", r.Output+r.Error)
+	})
+	t.Run("mcp", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "attacker", Version: "1.0.0"}, nil).
+			Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "mcp", "--workspace", e.ws)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		if isErr, text := mcpCall(t, cs, "select_active_intent", map[string]any{"intent_id": "INT-002"}); isErr {
+			t.Fatal(text)
+		}
+		_, text := mcpCall(t, cs, "execute_command", map[string]any{"command": createGovernance})
+		check("mcp", text)
+	})
+	claude := func(name, session, toolUse string) {
+		e.intentUse(session, "INT-002")
+		set := map[string]any{"session_id": session, "tool_use_id": toolUse, "tool_input.command": createGovernance}
+		wrapped := claudeRewritten(t, e, e.send("PreToolUse-Bash", set))
+		cmd := exec.Command("bash", "-c", wrapped)
+		cmd.Dir = e.ws
+		out, _ := cmd.CombinedOutput()
+		post := e.send("PostToolUse-Bash", set)
+		check(name, string(out)+post.stdout+post.stderr)
+	}
+	t.Run("hook claude-code", func(t *testing.T) { claude("hook claude-code", "wide-hook", "toolu_w1") })
+	t.Run("daemon", func(t *testing.T) {
+		startServe(t, e.ws)
+		claude("daemon", "wide-daemon", "toolu_w2")
+	})
+	if out, code := sbxVerify(t, e.ws); code != 0 {
+		t.Errorf("trace verify: exit %d\n%s", code, out)
+	}
+}
+
+// TestAttackGovernanceLink: a governance path that is a link to a directory
+// the intent may write is read-only through the link's target too, and a
+// link to nothing refuses the command; through exec and dispatch.
+func TestAttackGovernanceLink(t *testing.T) {
+	t.Parallel()
+	requireConfinement(t)
+	ws := e2eWorkspace(t, wideIntents, map[string]string{"src/claude/settings.json": "{}\n", "src/a.go": "package a\n"})
+	if err := os.Symlink("src/claude", filepath.Join(ws, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	selectIntent(t, ws, "l", "INT-001")
+	script := `echo '{"hooks":{"PreToolUse":[]}}' > src/claude/settings.json || echo REFUSED-TARGET
+echo '{"hooks":{}}' > .claude/settings.json || echo REFUSED-LINK
+echo ok > src/b.go && echo WROTE-SRC`
+	out, _ := runExecBin(t, ws, "--session", "l", "--", "sh", "-c", script)
+	for _, want := range []string{"REFUSED-TARGET", "REFUSED-LINK", "WROTE-SRC"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("exec: output lacks %s:\n%s", want, out)
+		}
+	}
+	s := startDispatch(t, ws, "l")
+	r := s.call("execute_command", map[string]any{"command": script})
+	if !strings.Contains(r.Output, "REFUSED-TARGET") || !strings.Contains(r.Output, "REFUSED-LINK") {
+		t.Errorf("dispatch: the settings were written through the link's target:\n%s", r.Output)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "src/claude/settings.json")); string(b) != "{}\n" {
+		t.Errorf("the agent's settings changed through the link: %q", b)
+	}
+
+	// A link to nothing: the command could create its target.
+	if err := os.Symlink("src/cursor", filepath.Join(ws, ".cursor")); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runExecBin(t, ws, "--session", "l", "--", "sh", "-c", "mkdir -p src/cursor && echo x > src/cursor/rules && echo CREATED")
+	if code != 125 || strings.Contains(out, "CREATED") || !strings.Contains(out, ".cursor") {
+		t.Errorf("exec with a dangling governance link: exit %d, want 125 naming .cursor:\n%s", code, out)
+	}
+	r = s.call("execute_command", map[string]any{"command": "mkdir -p src/cursor && echo x > src/cursor/rules && echo CREATED"})
+	if r.OK && strings.Contains(r.Output, "CREATED") {
+		t.Errorf("dispatch ran a command with a dangling governance link:\n%s", r.Output)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "src/cursor")); err == nil {
+		t.Error("the dangling link's target was created")
+	}
+}
+
+// TestSandboxNetwork: with sandbox.network: deny a command reaches nothing
+// but its own loopback; with allow (the default) it reaches this machine's
+// loopback. Through exec and dispatch.
+func TestSandboxNetwork(t *testing.T) {
+	t.Parallel()
+	requireConfinement(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HELLO-FROM-OUTSIDE\n"))
+			c.Close()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	// Reach the listener; then listen and connect on the sandbox's own
+	// loopback, which works either way.
+	script := fmt.Sprintf(`if exec 3<>/dev/tcp/127.0.0.1/%d; then head -1 <&3; else echo NO-NETWORK; fi
+if command -v python3 >/dev/null; then python3 -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+c = socket.create_connection(s.getsockname()); a, _ = s.accept(); a.sendall(b"LOOPBACK-OK\n"); print(c.recv(64).decode().strip())
+'; else echo LOOPBACK-OK; fi`, port)
+	for _, tc := range []struct {
+		config string
+		want   []string
+		not    string
+	}{
+		{"", []string{"HELLO-FROM-OUTSIDE", "LOOPBACK-OK"}, "NO-NETWORK"},
+		{"sandbox:\n  network: allow\n", []string{"HELLO-FROM-OUTSIDE", "LOOPBACK-OK"}, "NO-NETWORK"},
+		{"sandbox:\n  network: deny\n", []string{"NO-NETWORK", "LOOPBACK-OK"}, "HELLO-FROM-OUTSIDE"},
+	} {
+		ws := e2eWorkspace(t, wideIntents, map[string]string{".orchestration/config.yaml": tc.config})
+		selectIntent(t, ws, "n", "INT-001")
+		out, _ := runExecBin(t, ws, "--session", "n", "--", "bash", "-c", script)
+		s := startDispatch(t, ws, "n")
+		r := s.call("execute_command", map[string]any{"command": "bash -c " + sbxQuote(script)})
+		for door, got := range map[string]string{"exec": out, "dispatch": r.Output + r.Error} {
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q, %s: output lacks %s:\n%s", tc.config, door, w, got)
+				}
+			}
+			if strings.Contains(got, tc.not) {
+				t.Errorf("%q, %s: output has %s:\n%s", tc.config, door, tc.not, got)
+			}
+		}
+	}
+	ws := e2eWorkspace(t, wideIntents, map[string]string{".orchestration/config.yaml": "sandbox:\n  network: off\n"})
+	out, code := runExecBin(t, ws, "--", "true")
+	if code != 125 || !strings.Contains(out, "config.yaml:2") || !strings.Contains(out, "allow or deny") {
+		t.Errorf("network: off: exit %d, want 125 naming the line and the values:\n%s", code, out)
+	}
+}

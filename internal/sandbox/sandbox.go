@@ -153,7 +153,11 @@ func ForScope(ws string, scope []string, cfg Config) (*Policy, error) {
 	// changed or replaced link is restored by the judgement after the
 	// command). A link to nothing yet would let the command create the
 	// governance files through the target's own path: refused.
-	for _, ro := range p.ReadOnly {
+	links := append([]string{}, p.ReadOnly...)
+	for _, g := range GovernanceNames {
+		links = append(links, filepath.Join(real, g))
+	}
+	for _, ro := range links {
 		fi, err := os.Lstat(ro)
 		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
 			continue
