@@ -11,11 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Attacks of a confined command on what lies beyond its sandbox: the
@@ -454,5 +456,95 @@ c = socket.create_connection(s.getsockname()); a, _ = s.accept(); a.sendall(b"LO
 	out, code := runExecBin(t, ws, "--", "true")
 	if code != 125 || !strings.Contains(out, "config.yaml:2") || !strings.Contains(out, "allow or deny") {
 		t.Errorf("network: off: exit %d, want 125 naming the line and the values:\n%s", code, out)
+	}
+}
+
+// TestRefusedWritesRecorded: the writes the sandbox refused a command are
+// recorded in the ledger as refusals (PROTECTED_PATH for a governance path,
+// SCOPE_VIOLATION outside the intent's roots), each naming its path, through
+// dispatch and mcp; every record is a valid Agent Trace record and the ledger
+// verifies.
+func TestRefusedWritesRecorded(t *testing.T) {
+	t.Parallel()
+	requireConfinement(t)
+	ws := e2eWorkspace(t, wideIntents, map[string]string{"docs/readme.md": "docs\n", "src/a.go": "package a\n"})
+	command := "echo x > docs/refused.md; touch .orchestration/planted; echo ok > src/ok.go"
+	want := map[string]string{"docs/refused.md": "SCOPE_VIOLATION", ".orchestration/planted": "PROTECTED_PATH"}
+	check := func(door, session string) {
+		t.Helper()
+		found := map[string]bool{}
+		for _, l := range sbxLedger(t, ws) {
+			ig := l.Metadata.IG
+			if ig.Session != session || ig.Decision != "deny" || len(l.Files) != 1 {
+				continue
+			}
+			var d struct {
+				Code    string `json:"error"`
+				Message string `json:"message"`
+			}
+			if err := json.Unmarshal(ig.Denial, &d); err != nil {
+				t.Fatalf("%s: denial %s: %v", door, ig.Denial, err)
+			}
+			p := l.Files[0].Path
+			if code, ok := want[p]; ok && d.Code == code && ig.Tool == "execute_command" &&
+				(strings.Contains(d.Message, "Permission denied") || strings.Contains(d.Message, "Read-only file system")) {
+				found[p] = true
+			}
+		}
+		for p, code := range want {
+			if !found[p] {
+				t.Errorf("%s: no %s refusal recorded for %s", door, code, p)
+			}
+		}
+	}
+	s := startDispatch(t, ws, "refusals-dispatch")
+	if r := s.call("select_active_intent", map[string]any{"intent_id": "INT-001"}); !r.OK {
+		t.Fatalf("select_active_intent: %+v", r)
+	}
+	if r := s.call("execute_command", map[string]any{"command": command}); !r.OK {
+		t.Fatalf("execute_command: %+v", r)
+	}
+	check("dispatch", "refusals-dispatch")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
+	defer cancel()
+	cmd := exec.Command(e2eBinary(t), "mcp", "--workspace", ws)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "refusals", Version: "1.0.0"}, nil).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if isErr, text := mcpCall(t, cs, "select_active_intent", map[string]any{"intent_id": "INT-001"}); isErr {
+		t.Fatal(text)
+	}
+	mcpCall(t, cs, "execute_command", map[string]any{"command": command})
+	cs.Close()
+	var sessions []string
+	for _, l := range sbxLedger(t, ws) {
+		if l.Metadata.IG.Tool == "execute_command" && l.Metadata.IG.Session != "refusals-dispatch" && !slices.Contains(sessions, l.Metadata.IG.Session) {
+			sessions = append(sessions, l.Metadata.IG.Session)
+		}
+	}
+	if len(sessions) != 1 {
+		t.Fatalf("mcp: the command's records name sessions %v, want one", sessions)
+	}
+	check("mcp", sessions[0])
+
+	sch := schema(t)
+	ledger, err := os.ReadFile(filepath.Join(ws, ".orchestration", "agent_trace.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, raw := range bytes.Split(bytes.TrimSpace(ledger), []byte("\n")) {
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sch.Validate(v); err != nil {
+			t.Errorf("ledger line %d is not a valid Agent Trace record: %v", i+1, err)
+		}
+	}
+	if out, code := sbxVerify(t, ws); code != 0 || !strings.Contains(out, "INTACT") {
+		t.Errorf("trace verify: exit %d\n%s", code, out)
 	}
 }

@@ -61,7 +61,64 @@ func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *t
 // before the post-hooks, so the ledger records the changes as judged here.
 func (rt *Runtime) settle(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) error {
 	err := rt.judge(ctx, c, before, r)
-	return errors.Join(err, rt.sweep(before, r))
+	return errors.Join(err, rt.sweep(before, r), rt.recordRefusals(ctx, c, r))
+}
+
+// recordRefusals records in the ledger each write the sandbox refused the
+// command (data.refused_writes, the lines of its output that say so), as a
+// refusal: PROTECTED_PATH for a governance path (or a read-only file
+// system), SCOPE_VIOLATION otherwise. The path is the one the line names, when it
+// names one in the workspace; the lines are the command's own words, so
+// the records are evidence of what it said, never a decision.
+func (rt *Runtime) recordRefusals(ctx context.Context, c *engine.Call, r *engine.Result) error {
+	lines, _ := r.Data["refused_writes"].([]string)
+	if len(lines) == 0 || rt.trace == nil {
+		return nil
+	}
+	cwd := rt.ws.Dir
+	if d, ok, _ := c.String("cwd"); ok && d != "" {
+		if filepath.IsAbs(d) {
+			cwd = d
+		} else {
+			cwd = filepath.Join(rt.ws.Dir, d)
+		}
+	}
+	var errs []error
+	for _, line := range lines {
+		rel := refusedRel(rt.ws.Dir, cwd, sandbox.RefusedPath(line))
+		code := engine.ScopeViolation
+		if strings.Contains(line, "Read-only file system") || (rel != "" && orchestration.IsGoverned(rel)) {
+			code = engine.ProtectedPath
+		}
+		if len(line) > 500 {
+			line = strings.ToValidUTF8(line[:500], "") + "..."
+		}
+		d := &engine.Denial{Code: code, Tool: c.Tool, Intent: c.Intent, Path: rel,
+			Message: "the sandbox refused a write the command attempted; the command said: " + strings.ToValidUTF8(line, "\uFFFD")}
+		if err := rt.trace.Denied(ctx, c, d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("recording the writes the sandbox refused: %w", err)
+	}
+	return nil
+}
+
+// refusedRel is p (as a command in cwd named it) relative to the workspace
+// ws, or "" when it is not in the workspace or no path was told.
+func refusedRel(ws, cwd, p string) string {
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	rel, err := filepath.Rel(ws, filepath.Clean(p))
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	return filepath.ToSlash(rel)
 }
 
 // sweep removes the governance directories at the top of the workspace, and
