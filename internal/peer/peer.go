@@ -51,10 +51,14 @@ func Of(c net.Conn) (Cred, error) {
 // CheckNamespace fails with ErrConfined when the process pid runs in another
 // PID namespace than this one, and when that cannot be told for a process
 // the kernel named (it may have exited: its pid may already be another's).
-// Where the kernel has no PID namespaces it does nothing.
+// A pid of 0 is a process the kernel cannot name in this namespace. Where
+// the kernel has no PID namespaces it does nothing.
 func CheckNamespace(pid int) error {
-	if pid <= 0 || !hasNamespaces {
+	if !hasNamespaces {
 		return nil
+	}
+	if pid <= 0 {
+		return fmt.Errorf("%w (a process this PID namespace cannot see)", ErrConfined)
 	}
 	same, err := samePIDNamespace(pid)
 	if err != nil {
