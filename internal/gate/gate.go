@@ -41,6 +41,7 @@ type Runtime struct {
 	intents hooks.Intents
 	git     *orchestration.Git
 	audit   *hooks.CommandAudit
+	trace   *hooks.Trace
 	orch    string
 	turns   turns
 	mcp     *mcphub.Hub
@@ -101,6 +102,7 @@ func Open(root string, opts Options) (*Runtime, error) {
 			audit.NewCapture(ws.Dir, st.Ledger.Path()),
 		},
 	})
+	rt.trace = tr
 	e := engine.New(reg)
 	e.Use(
 		hooks.Intact(rt.orch),
