@@ -215,3 +215,64 @@ func recordCommand(t *testing.T, e *hookEnv, rel string) string {
 	t.Fatalf("no ledger record for %s", rel)
 	return ""
 }
+
+// TestUnrewrittenShellsRestoreGovernance: Cursor and the older Cline hook
+// protocol cannot rewrite a command, so it runs as the agent wrote it. The
+// post event then restores the governance file the command changed, records
+// it and the out-of-scope write as violations, and tells the model where the
+// protocol lets it (Cline's contextModification; Cursor's
+// afterShellExecution has no field for it).
+func TestUnrewrittenShellsRestoreGovernance(t *testing.T) {
+	const attack = `echo '  - id: X' >> .orchestration/active_intents.yaml; echo x > docs.md`
+	for _, c := range []struct {
+		agent, session, pre, post string
+		set                       func(cmd string) map[string]any
+		told                      func(t *testing.T, out hookOut) string // what the model is told, "" if nothing can be
+	}{
+		{agent: "cursor", session: cursorSession, pre: "beforeShellExecution", post: "afterShellExecution",
+			set: func(c string) map[string]any { return map[string]any{"command": c} },
+			told: func(t *testing.T, out hookOut) string {
+				if a := cursorDecode(t, out); a.Permission != "" {
+					t.Errorf("afterShellExecution: %q, want {}", out.stdout)
+				}
+				return ""
+			}},
+		{agent: "cline", session: clineSession, pre: "PreToolUse-execute_command", post: "PostToolUse-execute_command",
+			set: func(c string) map[string]any {
+				return map[string]any{"preToolUse.parameters.command": c, "postToolUse.parameters.command": c}
+			},
+			told: func(t *testing.T, out hookOut) string { return clineGo(t, "PostToolUse", out).ContextModification }},
+	} {
+		t.Run(c.agent, func(t *testing.T) {
+			t.Parallel()
+			e := newHookEnv(t, c.agent, nil)
+			e.intentUse(c.session, "INT-001")
+			intents := e.read(".orchestration/active_intents.yaml")
+			pre := e.send(c.pre, c.set(attack))
+			if strings.Contains(pre.stdout, "exec --session") || strings.Contains(pre.stdout, `"deny"`) || strings.Contains(pre.stdout, `"cancel":true`) {
+				t.Fatalf("%s: %q, want the command allowed as it is (no rewrite exists)", c.pre, pre.stdout)
+			}
+			// The agent runs the command unconfined.
+			cmd := exec.Command("bash", "-c", attack)
+			cmd.Dir = e.ws
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", attack, err, out)
+			}
+			told := c.told(t, e.send(c.post, c.set(attack)))
+			if got := e.read(".orchestration/active_intents.yaml"); got != intents {
+				t.Errorf("active_intents.yaml was not restored:\n%s", got)
+			}
+			if r := e.lastRecord(".orchestration/active_intents.yaml"); r.Metadata.IG.Decision != "violation" {
+				t.Errorf("active_intents.yaml: %+v, want a violation", r.Metadata.IG)
+			}
+			if r := e.lastRecord("docs.md"); r.Metadata.IG.Decision != "violation" {
+				t.Errorf("docs.md: %+v, want a violation", r.Metadata.IG)
+			}
+			if c.agent == "cline" && (!strings.Contains(told, "SCOPE_VIOLATION") || !strings.Contains(told, "active_intents.yaml") ||
+				!strings.Contains(told, "(restored)") || !strings.Contains(told, "docs.md")) {
+				t.Errorf("the model was told %q, want both files named and the restore", told)
+			}
+			e.verifyIntact()
+		})
+	}
+}
