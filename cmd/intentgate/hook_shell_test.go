@@ -167,6 +167,18 @@ func TestExternalShellsRunConfined(t *testing.T) {
 				t.Errorf("the ledger records the command %q, want the agent's own %q", got, shellAttack)
 			}
 
+			// A structured command (newer Codex: argv or PowerShell) cannot
+			// carry a shell line: it is refused, never run unconfined.
+			if a.agent == "codex" {
+				for _, kind := range []string{"argv", "powershell_script"} {
+					out := e.sendCaptured(a.version, a.pre, map[string]any{"tool_input": map[string]any{
+						"command": "ls", "kind": kind, "program": "ls", "args": []string{}}})
+					codexValid(t, "PreToolUse", out)
+					if !strings.Contains(out.stdout, `"permissionDecision":"deny"`) || strings.Contains(out.stdout, "updatedInput") {
+						t.Errorf("kind %s: %q, want a refusal", kind, out.stdout)
+					}
+				}
+			}
 			// A command asking to keep running in the background.
 			if a.agent == "gemini" {
 				bg := e.sendCaptured(a.version, a.pre, map[string]any{"tool_input.is_background": true})
