@@ -23,9 +23,6 @@ import (
 // .orchestration/config.yaml says on_violation: revert, explained to the
 // model in one text, and recorded in the ledger with the command.
 
-// Picture is the workspace before a command an external agent is about to run.
-func (rt *Runtime) Picture() (*tools.StoredSnapshot, error) { return tools.Picture(rt.ws.Dir) }
-
 // ObserveCommand records what a command an external agent ran changed since
 // the picture before. The result's Output is what the model must be told
 // ("" when the command stayed within its intent's scope); a non-nil error
@@ -45,16 +42,42 @@ func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *t
 	if len(changes) == 0 {
 		return r, nil
 	}
-	serr := rt.settle(ctx, c, before, r)
+	note, serr := rt.judge(ctx, c, before, r)
+	if note != "" {
+		if r.Data == nil {
+			r.Data = map[string]any{}
+		}
+		r.Data[NoteKey] = note
+	}
 	return r, errors.Join(serr, rt.eng.Observe(ctx, c, r))
 }
+
+// NoteKey is the key of ObserveCommand's result Data holding what the model
+// may be told besides its Output (which asks for something to be done): the
+// changes of other sessions left out of the command's, and those recorded as
+// ambiguous. A string; absent when there is nothing to say.
+const NoteKey = "note"
 
 // settle judges a command's changes, applies on_violation and tells the
 // model. It runs before the post-hooks, so the ledger records the changes as
 // judged here.
-func (rt *Runtime) settle(_ context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) error {
+func (rt *Runtime) settle(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) error {
+	note, err := rt.judge(ctx, c, before, r)
+	if note != "" {
+		if r.Output != "" && !strings.HasSuffix(r.Output, "\n") {
+			r.Output += "\n"
+		}
+		r.Output += note
+	}
+	return err
+}
+
+// judge is settle, returning apart what the model is told about other
+// sessions' changes during the command (rt.concurrent).
+func (rt *Runtime) judge(_ context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) (string, error) {
+	note, cerr := rt.concurrent(c, before, r)
 	if rt.audit == nil || len(r.Changes) == 0 || rt.audit.Judge(c, r.Changes) == 0 {
-		return nil
+		return note, cerr
 	}
 	var bad []engine.FileChange
 	var paths []string
@@ -101,6 +124,7 @@ func (rt *Runtime) settle(_ context.Context, c *engine.Call, before *tools.Store
 	if cfgErr != nil {
 		errs = append(errs, fmt.Errorf("%w; violations are reported, not reverted", cfgErr))
 	}
+	errs = append(errs, cerr)
 	if r.Output != "" && !strings.HasSuffix(r.Output, "\n") {
 		r.Output += "\n"
 	}
@@ -112,7 +136,7 @@ func (rt *Runtime) settle(_ context.Context, c *engine.Call, before *tools.Store
 	if revert {
 		r.Data["on_violation"] = string(orchestration.ViolationRevert)
 	}
-	return errors.Join(errs...)
+	return note, errors.Join(errs...)
 }
 
 // restore puts the files a command changed against the rules back to their

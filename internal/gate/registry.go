@@ -30,7 +30,7 @@ func (rt *Runtime) registry() *engine.Registry {
 	reg.Register(engine.Spec{Name: "insert_content", Group: engine.GroupEdit, Tool: tools.InsertContent()})
 	reg.Register(engine.Spec{Name: "search_and_replace", Group: engine.GroupEdit, Tool: tools.SearchAndReplace()})
 	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand,
-		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: commandTimeout, Settle: rt.settle, Confine: rt.confineCommand})})
+		Tool: tools.ExecuteCommand(tools.CommandOptions{Timeout: commandTimeout, Settle: rt.settle, Confine: rt.confineCommand, Picture: rt.Picture})})
 	reg.Register(engine.Spec{Name: "browser_action", Group: engine.GroupBrowser, Tool: tools.BrowserAction(tools.BrowserOptions{})})
 	// MCP servers' tools and resources (.roo/mcp.json); nothing connects
 	// until a call names a server.
