@@ -146,6 +146,23 @@ func runInstall(o *installOptions, agent string, remove bool, out io.Writer) err
 	if remove {
 		verb = "uninstall"
 	}
+	statePath := p.statePath(agent)
+	var st *installState
+	if statePath != "" {
+		if st, err = readInstallState(statePath); err != nil {
+			return err
+		}
+		if remove {
+			p.restoreInstalled(st)
+		} else {
+			p.noteInstalled(st)
+			if !o.dryRun {
+				if err := writeInstallState(statePath, st); err != nil {
+					return fmt.Errorf("%s %s: %w", verb, agent, err)
+				}
+			}
+		}
+	}
 	for _, e := range p.edits {
 		if !e.changed() {
 			fmt.Fprintf(out, "unchanged %s\n", e.show)
@@ -178,6 +195,14 @@ func runInstall(o *installOptions, agent string, remove bool, out io.Writer) err
 		}
 	}
 	if remove && !o.dryRun {
+		if st != nil {
+			for _, e := range p.edits {
+				delete(st.Files, e.path)
+			}
+			if err := writeInstallState(statePath, st); err != nil {
+				return fmt.Errorf("%s %s: %w", verb, agent, err)
+			}
+		}
 		for _, d := range p.dirs {
 			// Only empty directories go, so nothing of the person's is lost.
 			if err := os.Remove(d); err == nil {
