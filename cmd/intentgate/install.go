@@ -454,7 +454,7 @@ func (p *installPlan) addJSON(o *installOptions, path string, remove bool, edit 
 	doc := jobject()
 	if len(bytes.TrimSpace(data)) > 0 {
 		if doc, err = parseJSONDoc(data); err != nil {
-			return fmt.Errorf("%s is not plain JSON (%v): fix it, or edit it by hand", path, err)
+			return fmt.Errorf("%s: %v: fix it, or edit it by hand", path, err)
 		}
 		if doc.kind != '{' {
 			return fmt.Errorf("%s does not hold a JSON object", path)
@@ -471,12 +471,21 @@ func (p *installPlan) addJSON(o *installOptions, path string, remove bool, edit 
 	if changed {
 		unit, nl := jsonStyle(data)
 		e.keep, e.after = true, encodeJSONDoc(doc, unit, nl)
+		if bytes.Contains(data, []byte("\r\n")) {
+			e.after = crlfLines(e.after)
+		}
 		if remove && len(doc.keys) == 0 {
 			e.keep, e.after = false, nil // nothing of the person's was in it
 		}
 	}
 	p.edits = append(p.edits, e)
 	return nil
+}
+
+// crlfLines ends every line of b with CRLF, as the file it was merged into
+// does: the lines install wrote end with LF alone.
+func crlfLines(b []byte) []byte {
+	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 }
 
 // hookSpec is one hook install adds to a Claude-shaped "hooks" object:
