@@ -32,6 +32,7 @@ type installOptions struct {
 	dryRun    bool
 	workspace string
 	command   string // how the agent runs intentgate
+	trust     bool   // codex: record the project's trust in the user's config
 	daemon    string // claude-code: the loopback address of `intentgate serve`, for http hooks
 }
 
@@ -66,6 +67,7 @@ added.`,
 		},
 	}
 	installFlags(cmd, o)
+	cmd.Flags().BoolVar(&o.trust, "trust", false, "codex: record the project as trusted in the user's Codex config.toml (Codex skips an untrusted project's hooks)")
 	cmd.Flags().StringVar(&o.daemon, "daemon", "", "claude-code: send tool and prompt events as http hooks to intentgate serve at this `address`")
 	cmd.Flags().Lookup("daemon").NoOptDefVal = defaultDaemonAddr
 	return cmd
@@ -118,6 +120,9 @@ type installPlan struct {
 	// dirs are the directories install creates, innermost first; uninstall
 	// removes them again when it leaves them empty.
 	dirs []string
+	// untrusted says why the agent would not run the hooks (Codex, a
+	// project it does not trust) and what to run; install then fails.
+	untrusted string
 }
 
 func runInstall(o *installOptions, agent string, remove bool, out io.Writer) error {
@@ -145,6 +150,9 @@ func runInstall(o *installOptions, agent string, remove bool, out io.Writer) err
 	verb := "install"
 	if remove {
 		verb = "uninstall"
+	}
+	if p.untrusted != "" && !o.dryRun {
+		return errors.New(p.untrusted)
 	}
 	statePath := p.statePath(agent)
 	var st *installState
@@ -370,6 +378,16 @@ func planInstall(o *installOptions, agent string, remove bool) (*installPlan, er
 		}
 		if !o.global {
 			p.dirs = []string{dir}
+			if err == nil {
+				var home string
+				if home, err = o.home(); err == nil {
+					user := filepath.Join(home, ".codex")
+					if ch := os.Getenv("CODEX_HOME"); ch != "" {
+						user = ch
+					}
+					err = p.addCodexTrust(o, filepath.Join(user, "config.toml"), root, remove)
+				}
+			}
 		}
 		if !remove {
 			p.notes = append(p.notes, codexTrustNote(root))

@@ -54,17 +54,33 @@ func TestUninstallRestoresBytes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			before := tree(t, ws)
-			mustCLI(t, "install", tc.agent, "-w", ws)
+			home := t.TempDir()
+			if tc.agent == "codex" {
+				// The user's own Codex config, which --trust extends.
+				os.MkdirAll(filepath.Join(home, ".codex"), 0o755)
+				os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(crlf("model = \"o4\"\n[projects.\"/elsewhere\"]\ntrust_level = \"trusted\"")), 0o600)
+			}
+			cli := func(args ...string) {
+				t.Helper()
+				if tc.agent == "codex" && args[0] == "install" {
+					args = append(args, "--trust")
+				}
+				if out, err := runCLI(t, home, args...); err != nil {
+					t.Fatalf("%v: %v\n%s", args, err, out)
+				}
+			}
+			before, homeBefore := tree(t, ws), tree(t, home)
+			cli("install", tc.agent, "-w", ws)
 			installed := tree(t, ws)
 			if len(installed) == len(before) {
 				t.Fatalf("install changed nothing: %v", installed)
 			}
 			// A second install changes nothing, and uninstall still restores.
-			mustCLI(t, "install", tc.agent, "-w", ws)
+			cli("install", tc.agent, "-w", ws)
 			sameTree(t, "second install", installed, tree(t, ws))
-			mustCLI(t, "uninstall", tc.agent, "-w", ws)
+			cli("uninstall", tc.agent, "-w", ws)
 			sameTree(t, "install then uninstall", before, tree(t, ws))
+			sameTree(t, "the home directory after install then uninstall", homeBefore, tree(t, home))
 		})
 	}
 }
