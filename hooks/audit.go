@@ -77,11 +77,17 @@ func (a *CommandAudit) Judge(c *engine.Call, changes []engine.FileChange) int {
 			bad++
 			continue // judged already
 		}
+		governed := orchestration.IsGoverned(ch.Path)
+		if !governed && strings.HasPrefix(ch.Reason, AmbiguousReason) {
+			// Another session changed it too, within its own scope:
+			// neither the command's to judge nor to revert.
+			continue
+		}
 		why := ""
 		switch {
 		case ch.Uninspected:
 			why = ch.Reason
-		case orchestration.IsGoverned(ch.Path):
+		case governed:
 			why = "a governance file"
 		case igErr != nil:
 			why = "cannot read .intentignore: " + igErr.Error()

@@ -12,6 +12,11 @@ import (
 	"github.com/intentgate/intentgate/orchestration"
 )
 
+// AmbiguousReason begins the Reason of a command's change that another
+// session also made while the command ran: it is recorded as ambiguous and
+// not judged as the command's (internal/gate finds these).
+const AmbiguousReason = "ambiguous: "
+
 // RecoveredReason starts the reason of a record written for a change whose
 // own record a crash prevented.
 const RecoveredReason = "recorded after a crash: the change was made but its record was not written"

@@ -107,6 +107,9 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 		if strings.HasPrefix(ch.Reason, RecoveredReason) {
 			m.Recovered = ch.Reason
 		}
+		if !ch.Violation && strings.HasPrefix(ch.Reason, AmbiguousReason) {
+			m.Ambiguous = strings.TrimPrefix(ch.Reason, AmbiguousReason)
+		}
 		rec, err := orchestration.NewRecord(orchestration.RecordInput{
 			Revision: rev, ToolVersion: t.cfg.Version, Model: c.Agent.Model, AgentName: c.Agent.Name,
 			Path: path, Ranges: ranges, Meta: m,

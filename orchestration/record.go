@@ -123,6 +123,11 @@ type Meta struct {
 	// Recovered, when set, says the record was written on a later open:
 	// a crash came between the change and its record (and why).
 	Recovered string `json:"recovered,omitempty"`
+	// Ambiguous, when set, says the change is a command's and another
+	// session's together (both changed the file while the command ran):
+	// the record does not say whose lines are whose, and blame credits
+	// neither.
+	Ambiguous string `json:"ambiguous,omitempty"`
 	// Prev links the record to the ledger line before it: "sha256:" and the
 	// hex SHA-256 of that line's bytes without its newline; "" for the first
 	// line. Ledger.Append sets it.

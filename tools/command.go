@@ -35,6 +35,9 @@ type CommandOptions struct {
 	// may write: the static roots of the session's intent). Nil confines
 	// it to the workspace, governance paths read-only.
 	Confine func(c *engine.Call) (*sandbox.Policy, error)
+	// Picture takes the picture of the workspace before the command; nil
+	// is Picture of the workspace.
+	Picture func() (*StoredSnapshot, error)
 }
 
 // confine is the policy of c's command, or a denial saying why it cannot
@@ -79,7 +82,12 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 		if req.Policy, err = opts.confine(c); err != nil {
 			return nil, err
 		}
-		before, err := Picture(c.WS.Dir)
+		var before *StoredSnapshot
+		if opts.Picture != nil {
+			before, err = opts.Picture()
+		} else {
+			before, err = Picture(c.WS.Dir)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("snapshot before the command: %w", err)
 		}
@@ -94,13 +102,21 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 		if refused := sandbox.Refusals(out.Output); len(refused) > 0 {
 			r.Data["refused_writes"] = refused
 		}
-		r.Output = out.Report(changes)
 		if opts.Settle != nil {
 			// The command ran: what could not be settled is told, not
-			// returned as a failure that would hide what it did.
-			if err := opts.Settle(ctx, c, before, r); err != nil {
-				r.Output += "\nwarning: " + err.Error() + "\n"
+			// returned as a failure that would hide what it did. Settle
+			// may leave out changes that were not the command's.
+			serr := opts.Settle(ctx, c, before, r)
+			rep := out.Report(r.Changes)
+			if r.Output != "" && !strings.HasSuffix(rep, "\n") {
+				rep += "\n"
 			}
+			r.Output = rep + r.Output
+			if serr != nil {
+				r.Output += "\nwarning: " + serr.Error() + "\n"
+			}
+		} else {
+			r.Output = out.Report(changes)
 		}
 		return r, nil
 	})

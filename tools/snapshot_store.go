@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"sort"
+	"time"
 )
 
 // StoredSnapshot is a Snapshot in a form that outlives its process: an
@@ -17,6 +18,12 @@ import (
 type StoredSnapshot struct {
 	Files  map[string]StoredFile `json:"files"`
 	Unseen map[string]string     `json:"unseen,omitempty"`
+	// Taken and LedgerAt place the picture in time, when the governed
+	// runtime took it: the clock, and the length of the ledger just before
+	// the walk. What other sessions recorded after LedgerAt may explain
+	// changes the command did not make. Zero when not set.
+	Taken    time.Time `json:"taken,omitzero"`
+	LedgerAt int64     `json:"ledger_at,omitempty"`
 }
 
 // StoredFile is one file of a StoredSnapshot.

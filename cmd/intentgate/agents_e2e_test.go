@@ -91,7 +91,11 @@ func newAgentRun(t *testing.T, agent string, steps []fakemodel.Step, extraPath .
 	exec.Command("git", "-C", ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init").Run()
 	home := t.TempDir()
 	path := strings.Join(append(append([]string{filepath.Dir(bin)}, extraPath...), os.Getenv("PATH")), string(os.PathListSeparator))
-	cmd := exec.Command(bin, "install", agent, "-w", ws)
+	args := []string{"install", agent, "-w", ws}
+	if agent == "codex" {
+		args = append(args, "--trust") // Codex skips an untrusted project's hooks
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "PATH="+path, "HOME="+home)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("install %s: %v\n%s", agent, err, out)

@@ -37,10 +37,32 @@ func TestDoctor(t *testing.T) {
 	if err == nil || !strings.Contains(out, "is not found") {
 		t.Errorf("doctor without intentgate on PATH: %v\n%s", err, out)
 	}
-	// Codex: the hooks are there but nothing says they are trusted.
-	run(withBin, "install", "codex", "-w", ws)
+	// Codex skips an untrusted project's hooks: install refuses to leave it
+	// ungoverned and names the command that records the trust.
+	out, err = run(withBin, "install", "codex", "-w", ws)
+	if err == nil || !strings.Contains(out, "intentgate install codex --trust -w "+ws) {
+		t.Errorf("install codex without trust: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".codex", "hooks.json")); !os.IsNotExist(err) {
+		t.Errorf("install codex without trust wrote .codex/hooks.json (%v)", err)
+	}
+	if out, err := run(withBin, "install", "codex", "--trust", "-w", ws); err != nil {
+		t.Fatalf("install codex --trust: %v\n%s", err, out)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
+	if !strings.Contains(string(cfg), fmt.Sprintf("[projects.%q]\ntrust_level = \"trusted\"\n", ws)) {
+		t.Errorf("~/.codex/config.toml after --trust:\n%s", cfg)
+	}
+	// The project is trusted; the hooks themselves still need trusting in
+	// codex (/hooks), and doctor says so.
 	out, err = run(withBin, "doctor", "codex", "-w", ws)
-	if err == nil || !strings.Contains(out, "not trusted") || !strings.Contains(out, "/hooks") {
-		t.Errorf("doctor codex without trust: %v\n%s", err, out)
+	if err == nil || strings.Contains(out, "not trusted in") || !strings.Contains(out, "/hooks") {
+		t.Errorf("doctor codex with project trust only: %v\n%s", err, out)
+	}
+	if out, err := run(withBin, "uninstall", "codex", "-w", ws); err != nil {
+		t.Fatalf("uninstall codex: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".codex", "config.toml")); !os.IsNotExist(err) {
+		t.Errorf("uninstall left ~/.codex/config.toml, which install created (%v)", err)
 	}
 }

@@ -32,6 +32,7 @@ type installOptions struct {
 	dryRun    bool
 	workspace string
 	command   string // how the agent runs intentgate
+	trust     bool   // codex: record the project's trust in the user's config
 	daemon    string // claude-code: the loopback address of `intentgate serve`, for http hooks
 }
 
@@ -66,6 +67,7 @@ added.`,
 		},
 	}
 	installFlags(cmd, o)
+	cmd.Flags().BoolVar(&o.trust, "trust", false, "codex: record the project as trusted in the user's Codex config.toml (Codex skips an untrusted project's hooks)")
 	cmd.Flags().StringVar(&o.daemon, "daemon", "", "claude-code: send tool and prompt events as http hooks to intentgate serve at this `address`")
 	cmd.Flags().Lookup("daemon").NoOptDefVal = defaultDaemonAddr
 	return cmd
@@ -118,6 +120,9 @@ type installPlan struct {
 	// dirs are the directories install creates, innermost first; uninstall
 	// removes them again when it leaves them empty.
 	dirs []string
+	// untrusted says why the agent would not run the hooks (Codex, a
+	// project it does not trust) and what to run; install then fails.
+	untrusted string
 }
 
 func runInstall(o *installOptions, agent string, remove bool, out io.Writer) error {
@@ -145,6 +150,26 @@ func runInstall(o *installOptions, agent string, remove bool, out io.Writer) err
 	verb := "install"
 	if remove {
 		verb = "uninstall"
+	}
+	if p.untrusted != "" && !o.dryRun {
+		return errors.New(p.untrusted)
+	}
+	statePath := p.statePath(agent)
+	var st *installState
+	if statePath != "" {
+		if st, err = readInstallState(statePath); err != nil {
+			return err
+		}
+		if remove {
+			p.restoreInstalled(st)
+		} else {
+			p.noteInstalled(st)
+			if !o.dryRun {
+				if err := writeInstallState(statePath, st); err != nil {
+					return fmt.Errorf("%s %s: %w", verb, agent, err)
+				}
+			}
+		}
 	}
 	for _, e := range p.edits {
 		if !e.changed() {
@@ -178,6 +203,14 @@ func runInstall(o *installOptions, agent string, remove bool, out io.Writer) err
 		}
 	}
 	if remove && !o.dryRun {
+		if st != nil {
+			for _, e := range p.edits {
+				delete(st.Files, e.path)
+			}
+			if err := writeInstallState(statePath, st); err != nil {
+				return fmt.Errorf("%s %s: %w", verb, agent, err)
+			}
+		}
 		for _, d := range p.dirs {
 			// Only empty directories go, so nothing of the person's is lost.
 			if err := os.Remove(d); err == nil {
@@ -348,6 +381,16 @@ func planInstall(o *installOptions, agent string, remove bool) (*installPlan, er
 		}
 		if !o.global {
 			p.dirs = []string{dir}
+			if err == nil {
+				var home string
+				if home, err = o.home(); err == nil {
+					user := filepath.Join(home, ".codex")
+					if ch := os.Getenv("CODEX_HOME"); ch != "" {
+						user = ch
+					}
+					err = p.addCodexTrust(o, filepath.Join(user, "config.toml"), root, remove)
+				}
+			}
 		}
 		if !remove {
 			p.notes = append(p.notes, codexTrustNote(root))
@@ -432,7 +475,7 @@ func (p *installPlan) addJSON(o *installOptions, path string, remove bool, edit 
 	doc := jobject()
 	if len(bytes.TrimSpace(data)) > 0 {
 		if doc, err = parseJSONDoc(data); err != nil {
-			return fmt.Errorf("%s is not plain JSON (%v): fix it, or edit it by hand", path, err)
+			return fmt.Errorf("%s: %v: fix it, or edit it by hand", path, err)
 		}
 		if doc.kind != '{' {
 			return fmt.Errorf("%s does not hold a JSON object", path)
@@ -449,12 +492,21 @@ func (p *installPlan) addJSON(o *installOptions, path string, remove bool, edit 
 	if changed {
 		unit, nl := jsonStyle(data)
 		e.keep, e.after = true, encodeJSONDoc(doc, unit, nl)
+		if bytes.Contains(data, []byte("\r\n")) {
+			e.after = crlfLines(e.after)
+		}
 		if remove && len(doc.keys) == 0 {
 			e.keep, e.after = false, nil // nothing of the person's was in it
 		}
 	}
 	p.edits = append(p.edits, e)
 	return nil
+}
+
+// crlfLines ends every line of b with CRLF, as the file it was merged into
+// does: the lines install wrote end with LF alone.
+func crlfLines(b []byte) []byte {
+	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 }
 
 // hookSpec is one hook install adds to a Claude-shaped "hooks" object:

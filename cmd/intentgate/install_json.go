@@ -3,9 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"strings"
 )
 
@@ -21,87 +18,25 @@ type jnode struct {
 	vals []*jnode        // object values (parallel to keys), or array items
 	raw  json.RawMessage // the value itself, for kind 'v'
 	src  []byte          // the text an unchanged object or array was read from
+
+	// Where a value read from a file is in it, so that an edited object is
+	// written as its old text with the edits spliced in: comments and
+	// layout outside the members install changes stay as they were.
+	doc        []byte
+	start, end int       // the value's span in doc
+	orig       []jmember // an object's members as read
+	tail       int       // where the text after an object's last member begins
+	lead       []byte    // the document's text before its top-level value
+	trail      []byte    // and after it
 }
 
-func parseJSONDoc(data []byte) (*jnode, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	n, err := parseJSONValue(dec, data)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the top-level value")
-	}
-	return n, nil
-}
-
-// valueStart is where the value after the decoder's last token begins.
-func valueStart(data []byte, off int64) int {
-	i := int(off)
-	for i < len(data) && strings.IndexByte(" \t\r\n,:", data[i]) >= 0 {
-		i++
-	}
-	return i
-}
-
-func parseJSONValue(dec *json.Decoder, data []byte) (*jnode, error) {
-	start := valueStart(data, dec.InputOffset())
-	n, err := parseJSONToken(dec, data)
-	if err == nil && n.kind != 'v' {
-		n.src = data[start:dec.InputOffset()]
-	}
-	return n, err
-}
-
-func parseJSONToken(dec *json.Decoder, data []byte) (*jnode, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			n := &jnode{kind: '{'}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key %v is not a string", kt)
-				}
-				v, err := parseJSONValue(dec, data)
-				if err != nil {
-					return nil, err
-				}
-				if n.get(k) != nil {
-					return nil, fmt.Errorf("duplicate key %q", k)
-				}
-				n.keys, n.vals = append(n.keys, k), append(n.vals, v)
-			}
-			_, err := dec.Token() // '}'
-			return n, err
-		case '[':
-			n := &jnode{kind: '['}
-			for dec.More() {
-				v, err := parseJSONValue(dec, data)
-				if err != nil {
-					return nil, err
-				}
-				n.vals = append(n.vals, v)
-			}
-			_, err := dec.Token() // ']'
-			return n, err
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	case json.Number:
-		return &jnode{kind: 'v', raw: json.RawMessage(t.String())}, nil
-	default:
-		return jvalue(t), nil
-	}
+// jmember is an object member as read: its segment of the text runs from
+// after the comma before it (or the brace) to the comma after it (or the
+// end of its value, for the last one), comments included.
+type jmember struct {
+	key        string
+	val        *jnode
+	seg, until int
 }
 
 // jvalue makes a scalar node of v.
@@ -232,10 +167,16 @@ func (n *jnode) equal(m *jnode) bool {
 
 // encodeJSONDoc writes n indented by unit per level, the way JSON.stringify
 // and json.MarshalIndent do, ending with a newline if trailingNL.
+//
+// What the file held around its top-level value (comments) is kept.
 func encodeJSONDoc(n *jnode, unit string, trailingNL bool) []byte {
 	var b bytes.Buffer
+	b.Write(n.lead)
 	n.encode(&b, unit, 0)
-	if trailingNL {
+	switch {
+	case len(bytes.TrimSpace(n.trail)) > 0:
+		b.Write(n.trail)
+	case trailingNL:
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
@@ -248,6 +189,9 @@ func (n *jnode) encode(b *bytes.Buffer, unit string, depth int) {
 		return
 	case n.pristine():
 		b.Write(n.src)
+		return
+	case n.kind == '{' && n.doc != nil:
+		n.splice(b, unit, depth)
 		return
 	}
 	open, closing := byte('{'), byte('}')

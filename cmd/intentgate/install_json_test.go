@@ -89,3 +89,89 @@ func FuzzJSONInstallUninstall(f *testing.F) {
 		}
 	})
 }
+
+// FuzzJSONCSettings: settings with comments (Gemini CLI's) parse; what
+// install writes parses again, means the same as the input plus
+// intentgate's hooks, keeps every comment outside the hooks, and a second
+// install changes nothing.
+func FuzzJSONCSettings(f *testing.F) {
+	for _, s := range []string{
+		"// top\n{\n  /* a */ \"theme\": \"x\", // b\n  \"n\": [1, /* c */ 2]\n}\n",
+		"{\"hooks\": {/* mine */}}",
+		"{} // end",
+		"/* only */ {\r\n\t\"a\": {\"b\": \"//not a comment\"}\r\n}",
+	} {
+		f.Add(s)
+	}
+	o := &installOptions{command: "intentgate"}
+	specs := []hookSpec{{event: "BeforeTool", matcher: ".*"}}
+	f.Fuzz(func(t *testing.T, data string) {
+		doc, err := parseJSONDoc([]byte(data))
+		if err != nil || doc.kind != '{' {
+			return
+		}
+		unit, nl := jsonStyle([]byte(data))
+		if got := encodeJSONDoc(doc, unit, nl); strings.TrimRight(string(got), " \t\r\n") != strings.TrimRight(data, " \t\r\n") {
+			t.Fatalf("an unchanged document is written as %q, read as %q", got, data)
+		}
+		hadHooks := doc.get("hooks") != nil
+		edit := claudeHooks(specs, o.hookCommand("gemini"), true, o.oursCommand("gemini"))
+		if _, _, err := edit(doc, false); err != nil {
+			return
+		}
+		mid := encodeJSONDoc(doc, unit, nl)
+		doc2, err := parseJSONDoc(mid)
+		if err != nil {
+			t.Fatalf("install's output does not parse: %v\n%s", err, mid)
+		}
+		if !doc2.get("hooks").equal(doc.get("hooks")) {
+			t.Fatalf("the hooks written are not the hooks read back:\n%s", mid)
+		}
+		for i, k := range doc.keys {
+			if k != "hooks" && !doc2.get(k).equal(doc.vals[i]) {
+				t.Fatalf("%q changed:\n%s", k, mid)
+			}
+		}
+		if !hadHooks {
+			for _, c := range jsoncComments(data) {
+				if !strings.Contains(string(mid), c) {
+					t.Fatalf("the comment %q was lost:\n%s", c, mid)
+				}
+			}
+		}
+		if _, _, err := edit(doc2, false); err != nil {
+			t.Fatal(err)
+		}
+		if again := encodeJSONDoc(doc2, unit, nl); !bytes.Equal(again, mid) {
+			t.Fatalf("a second install changes the file:\n%s", unifiedDiff("first", "second", mid, again))
+		}
+	})
+}
+
+// jsoncComments lists the comments of a document the parser accepted,
+// found by a scan of its own (strings skipped).
+func jsoncComments(s string) []string {
+	var out []string
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+		case strings.HasPrefix(s[i:], "//"):
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				j = len(s) - i
+			}
+			out = append(out, strings.TrimRight(s[i:i+j], "\r"))
+			i += j
+		case strings.HasPrefix(s[i:], "/*"):
+			j := strings.Index(s[i+2:], "*/")
+			out = append(out, s[i:i+2+j+2])
+			i += 2 + j + 1
+		}
+	}
+	return out
+}

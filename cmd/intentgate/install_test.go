@@ -7,8 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -57,9 +59,18 @@ func TestInstallCommandNotOnPath(t *testing.T) {
 	}
 }
 
+var testHomes sync.Map // test name -> its home directory
+
+// mustCLI runs intentgate with a home directory of the test's own (install
+// codex records trust in the user's Codex config, which must not be this
+// machine's), and with --trust for install codex.
 func mustCLI(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := runCLI(t, "", args...)
+	home, _ := testHomes.LoadOrStore(t.Name(), t.TempDir())
+	if len(args) > 1 && args[0] == "install" && args[1] == "codex" && !slices.Contains(args, "--trust") {
+		args = append(args, "--trust")
+	}
+	out, err := runCLI(t, home.(string), args...)
 	if err != nil {
 		t.Fatalf("%v: %v\n%s", args, err, out)
 	}

@@ -31,17 +31,18 @@ type ledgerLine struct {
 	} `json:"files"`
 	Metadata struct {
 		IG struct {
-			Intent   string          `json:"intent"`
-			Session  string          `json:"session"`
-			CallID   string          `json:"call_id"`
-			Tool     string          `json:"tool"`
-			Agent    string          `json:"agent"`
-			Mutation string          `json:"mutation"`
-			Decision string          `json:"decision"`
-			Before   string          `json:"before_sha256"`
-			After    string          `json:"after_sha256"`
-			Denial   json.RawMessage `json:"denial"`
-			Prev     string          `json:"prev"`
+			Intent    string          `json:"intent"`
+			Session   string          `json:"session"`
+			CallID    string          `json:"call_id"`
+			Tool      string          `json:"tool"`
+			Agent     string          `json:"agent"`
+			Mutation  string          `json:"mutation"`
+			Decision  string          `json:"decision"`
+			Before    string          `json:"before_sha256"`
+			After     string          `json:"after_sha256"`
+			Denial    json.RawMessage `json:"denial"`
+			Ambiguous string          `json:"ambiguous"`
+			Prev      string          `json:"prev"`
 		} `json:"dev.intentgate"`
 	} `json:"metadata"`
 }

@@ -112,6 +112,7 @@ type hookRun struct {
 	intent, mode string // the session's, for post-hooks
 	violation    string // post: why the pre-hooks would have refused the change being recorded
 	warnings     []string
+	note         string // post: what other sessions changed during a command (gate.NoteKey)
 }
 
 func (h *hookRun) warnf(format string, args ...any) {
@@ -479,6 +480,9 @@ func (h *hookRun) post(ctx context.Context) Reply {
 				h.intent = c.Intent
 			}
 		}
+	}
+	if h.note != "" {
+		r.Context = strings.TrimSpace(r.Context + "\n" + h.note)
 	}
 	return r
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/internal/fsx"
+	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/tools"
 )
@@ -51,7 +52,9 @@ type snapRef struct {
 	SHA256 string    `json:"sha256"` // of the file's bytes
 }
 
-func fileKey(rel string) string { return statePrefix + "file:" + rel }
+// fileKey is where an edit's pre-image waits for its post event; other
+// sessions' commands read it to know the edit is under way.
+func fileKey(rel string) string { return gate.PendingEditKey(rel) }
 
 func (h *hookRun) cmdKey() string { return statePrefix + "cmd:" + h.ev.CallKey() }
 
@@ -336,6 +339,9 @@ func (h *hookRun) observeCommand(ctx context.Context, c *engine.Call) string {
 	}
 	if res == nil {
 		return ""
+	}
+	if note, _ := res.Data[gate.NoteKey].(string); note != "" {
+		h.note = strings.TrimSpace(h.note + "\n" + note)
 	}
 	return res.Output
 }

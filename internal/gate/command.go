@@ -25,9 +25,6 @@ import (
 // .orchestration/config.yaml says on_violation: revert, explained to the
 // model in one text, and recorded in the ledger with the command.
 
-// Picture is the workspace before a command an external agent is about to run.
-func (rt *Runtime) Picture() (*tools.StoredSnapshot, error) { return tools.Picture(rt.ws.Dir) }
-
 // ObserveCommand records what a command an external agent ran changed since
 // the picture before. The result's Output is what the model must be told
 // ("" when the command stayed within its intent's scope); a non-nil error
@@ -49,9 +46,21 @@ func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *t
 		// changes of a file, and are still taken away.
 		return r, rt.sweep(before, r)
 	}
-	serr := rt.settle(ctx, c, before, r)
+	note, serr := rt.settleNote(ctx, c, before, r)
+	if note != "" {
+		if r.Data == nil {
+			r.Data = map[string]any{}
+		}
+		r.Data[NoteKey] = note
+	}
 	return r, errors.Join(serr, rt.eng.Observe(ctx, c, r))
 }
+
+// NoteKey is the key of ObserveCommand's result Data holding what the model
+// may be told besides its Output (which asks for something to be done): the
+// changes of other sessions left out of the command's, and those recorded as
+// ambiguous. A string; absent when there is nothing to say.
+const NoteKey = "note"
 
 // settle judges a command's changes, applies on_violation and tells the
 // model; then it takes away the governance directories the command created
@@ -60,8 +69,21 @@ func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *t
 // violations restored above, the directories left empty go here). It runs
 // before the post-hooks, so the ledger records the changes as judged here.
 func (rt *Runtime) settle(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) error {
-	err := rt.judge(ctx, c, before, r)
-	return errors.Join(err, rt.sweep(before, r), rt.recordRefusals(ctx, c, r))
+	note, err := rt.settleNote(ctx, c, before, r)
+	if note != "" {
+		if r.Output != "" && !strings.HasSuffix(r.Output, "\n") {
+			r.Output += "\n"
+		}
+		r.Output += note
+	}
+	return err
+}
+
+// settleNote is settle, returning apart what the model is told about other
+// sessions' changes during the command (rt.concurrent).
+func (rt *Runtime) settleNote(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) (string, error) {
+	note, err := rt.judge(ctx, c, before, r)
+	return note, errors.Join(err, rt.sweep(before, r), rt.recordRefusals(ctx, c, r))
 }
 
 // recordRefusals records in the ledger each write the sandbox refused the
@@ -219,10 +241,12 @@ func onlyDirs(root *os.Root, rel string) bool {
 	return ok && err == nil
 }
 
-// judge is settle's judgement of the changes.
-func (rt *Runtime) judge(_ context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) error {
+// judge is settle's judgement of the changes; it returns apart what the
+// model is told about other sessions' changes during the command.
+func (rt *Runtime) judge(_ context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) (string, error) {
+	note, cerr := rt.concurrent(c, before, r)
 	if rt.audit == nil || len(r.Changes) == 0 || rt.audit.Judge(c, r.Changes) == 0 {
-		return nil
+		return note, cerr
 	}
 	var bad []engine.FileChange
 	var paths []string
@@ -269,6 +293,7 @@ func (rt *Runtime) judge(_ context.Context, c *engine.Call, before *tools.Stored
 	if cfgErr != nil {
 		errs = append(errs, fmt.Errorf("%w; violations are reported, not reverted", cfgErr))
 	}
+	errs = append(errs, cerr)
 	if r.Output != "" && !strings.HasSuffix(r.Output, "\n") {
 		r.Output += "\n"
 	}
@@ -280,7 +305,7 @@ func (rt *Runtime) judge(_ context.Context, c *engine.Call, before *tools.Stored
 	if revert {
 		r.Data["on_violation"] = string(orchestration.ViolationRevert)
 	}
-	return errors.Join(errs...)
+	return note, errors.Join(errs...)
 }
 
 // restore puts the files a command changed against the rules back to their

@@ -21,6 +21,6 @@ func (rt *Runtime) registry() *engine.Registry {
 		Orch:     rt.orch,
 		Modes:    st.Modes,
 		MCP:      rt.mcp,
-		Command:  tools.CommandOptions{Timeout: commandTimeout, Settle: rt.settle, Confine: rt.confineCommand},
+		Command:  tools.CommandOptions{Timeout: commandTimeout, Settle: rt.settle, Confine: rt.confineCommand, Picture: rt.Picture},
 	})
 }

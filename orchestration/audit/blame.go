@@ -41,6 +41,9 @@ const (
 	ReasonOutside   = "changed between two records (not in the ledger)"
 	ReasonPredates  = "predates the ledger"
 	ReasonAmbiguous = "the same content was recorded in several places"
+	// ReasonSessions: the record that wrote the line holds a command's
+	// changes and another session's together (Meta.Ambiguous).
+	ReasonSessions = "written while a command and another session both changed the file; the ledger cannot tell whose (record %s)"
 	// ReasonOlder: the line is older than a change the replay cannot
 	// follow back (it deleted lines, and no snapshot of the version before
 	// it exists), and no recorded range holds it whole.
@@ -341,6 +344,12 @@ func (b *blamer) historyFromLedger(ledger string) error {
 	})
 }
 
+// recordAmbiguous says whether rec holds a command's and another session's
+// changes together: blame credits neither.
+func recordAmbiguous(rec *orchestration.Record) bool {
+	return rec.Meta != nil && rec.Meta.Ambiguous != ""
+}
+
 func recordHasPath(rec *orchestration.Record, p string) bool {
 	for _, f := range rec.Files {
 		if f.Path == p {
@@ -367,6 +376,10 @@ func (b *blamer) run() {
 }
 
 func (b *blamer) assign(fi int, h *histRec, evidence string) {
+	if fi >= 0 && b.attr[fi] == nil && recordAmbiguous(h.rec) {
+		b.reason[fi] = fmt.Sprintf(ReasonSessions, ShortID(h.rec.ID))
+		return
+	}
 	if fi >= 0 && b.attr[fi] == nil {
 		b.attr[fi] = h.attribution(evidence, "")
 		b.reason[fi] = ""
@@ -808,7 +821,9 @@ func (b *blamer) windows() {
 		}
 	}
 	for i, h := range best {
-		if h != nil {
+		if h != nil && recordAmbiguous(h.rec) {
+			b.reason[i] = fmt.Sprintf(ReasonSessions, ShortID(h.rec.ID))
+		} else if h != nil {
 			b.attr[i] = h.attribution(EvidenceRange, "")
 			b.reason[i] = ""
 		}
@@ -960,6 +975,9 @@ func (b *blamer) elsewhere(maxWin int) {
 			free = free && !done[i]
 		}
 		if !free {
+			continue
+		}
+		if recordAmbiguous(h.c.rec) {
 			continue
 		}
 		hr := newHist(h.c.line, h.c.rec, h.c.path)
