@@ -16,6 +16,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +84,9 @@ func run(argv []string) (float64, int64) {
 	start := time.Now()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
+	// Not /dev/null: GNU grep stops at the first match when its output is
+	// /dev/null, which is no count at all.
+	cmd.Stdout = io.Discard
 	if err := cmd.Run(); err != nil {
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() > 1 {
 			fmt.Fprintf(os.Stderr, "%v: %v\n", argv, err)
