@@ -34,8 +34,27 @@ type Call struct {
 	Expect map[string]string
 
 	args   map[string]json.RawMessage
+	strs   map[string]string // string arguments, decoded once
 	target *target
 	spec   *Spec // resolved by the engine, once per call
+	memo   map[any]any
+}
+
+// Memo returns what a hook stored for this call under key (SetMemo), so
+// that per-call facts (the session, loaded once) are shared by every hook
+// of the call instead of being looked up again.
+func (c *Call) Memo(key any) (any, bool) {
+	v, ok := c.memo[key]
+	return v, ok
+}
+
+// SetMemo stores v under key for the rest of the call. Keys are values of
+// an unexported type of the package that sets them, as with context keys.
+func (c *Call) SetMemo(key, v any) {
+	if c.memo == nil {
+		c.memo = map[any]any{}
+	}
+	c.memo[key] = v
 }
 
 // Spec returns the registered tool of the call, resolved once by the engine
@@ -111,12 +130,22 @@ func (c *Call) Arg(name string) (json.RawMessage, error) {
 // Numbers and booleans are accepted in their JSON spelling, because models
 // routinely send "line": 3 where a string was declared and vice versa.
 func (c *Call) String(name string) (string, bool, error) {
+	if s, ok := c.strs[name]; ok {
+		return s, true, nil
+	}
 	raw, err := c.Arg(name)
 	if err != nil || raw == nil || string(raw) == "null" {
 		return "", false, err
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
+	s, ok := unquote(raw)
+	if !ok && json.Unmarshal(raw, &s) == nil {
+		ok = true
+	}
+	if ok {
+		if c.strs == nil {
+			c.strs = map[string]string{}
+		}
+		c.strs[name] = s
 		return s, true, nil
 	}
 	t := strings.TrimSpace(string(raw))

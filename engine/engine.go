@@ -26,6 +26,14 @@ type PostHook interface {
 	Post(ctx context.Context, c *Call, r *Result) error
 }
 
+// Finisher completes a call after its last hook: it writes, once, what the
+// hooks of the call left to be written at its end (the session's derived
+// state). It runs after the post-hooks of a call, and after a refusal has
+// been told to the observers.
+type Finisher interface {
+	Finish(ctx context.Context, c *Call) error
+}
+
 // DenialObserver is told of every refusal, so refusals are evidence too.
 type DenialObserver interface {
 	Denied(ctx context.Context, c *Call, d *Denial) error
@@ -133,6 +141,7 @@ type Engine struct {
 	pre      []PreHook
 	post     []PostHook
 	observer []DenialObserver
+	finish   []Finisher
 }
 
 // New returns an engine over reg with no hooks.
@@ -149,6 +158,29 @@ func (e *Engine) After(h ...PostHook) { e.post = append(e.post, h...) }
 
 // OnDenial appends observers of refusals.
 func (e *Engine) OnDenial(o ...DenialObserver) { e.observer = append(e.observer, o...) }
+
+// Finally appends finishers, run in order at the end of every call.
+func (e *Engine) Finally(f ...Finisher) { e.finish = append(e.finish, f...) }
+
+// finished runs the finishers, collecting their errors.
+func (e *Engine) finished(ctx context.Context, c *Call) []error {
+	var errs []error
+	for _, f := range e.finish {
+		if err := safeFinish(ctx, f, c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+func safeFinish(ctx context.Context, f Finisher, c *Call) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("finisher panicked: %v", p)
+		}
+	}()
+	return f.Finish(ctx, c)
+}
 
 // PostError reports post-hook failures after a call that did run. The call's
 // effect stands; what failed to be recorded is named here.
@@ -214,6 +246,7 @@ func (e *Engine) deny(ctx context.Context, c *Call, d *Denial) {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, e.finished(ctx, c)...)
 	d.NotRecorded = errors.Join(errs...)
 }
 
@@ -237,6 +270,7 @@ func (e *Engine) Observe(ctx context.Context, c *Call, r *Result) error {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, e.finished(ctx, c)...)
 	if len(errs) > 0 {
 		return &PostError{Errs: errs}
 	}
@@ -279,6 +313,8 @@ func (e *Engine) Dispatch(ctx context.Context, c *Call) (*Result, error) {
 				d.Intent = c.Intent
 			}
 			e.deny(ctx, c, d)
+		} else if errs := e.finished(ctx, c); len(errs) > 0 {
+			err = fmt.Errorf("%w (and it could not be recorded: %v)", err, errors.Join(errs...))
 		}
 		return nil, err
 	}

@@ -47,10 +47,10 @@ func JournalName(callID, session, rel string) string {
 
 // journalBegin writes the entry for the change ch is about to make, synced.
 func (w *Workspace) journalBegin(c *Call, ch *FileChange) (string, error) {
-	e := JournalEntry{Path: ch.Path, Existed: ch.Existed, After: Hash(ch.After),
+	e := JournalEntry{Path: ch.Path, Existed: ch.Existed, After: ch.AfterHash(),
 		Session: c.Session, Intent: c.Intent, CallID: c.ID, Tool: c.Tool, Agent: c.Agent, Time: time.Now().UTC(), Pid: os.Getpid()}
 	if ch.Existed {
-		e.Before = Hash(ch.Before)
+		e.Before = ch.BeforeHash()
 	}
 	b, err := json.Marshal(e)
 	if err != nil {

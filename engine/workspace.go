@@ -427,11 +427,34 @@ func readOnce(dir *os.Root, rel, name string) ([]byte, fs.FileInfo, error) {
 	if n := openedLinks(f); n > 1 {
 		return nil, nil, escape(rel, fmt.Sprintf("the file has %d hard links; another name for it may be outside the workspace or the scope", n))
 	}
-	b, err := io.ReadAll(f)
+	b, err := readSized(f, got.Size())
 	if err != nil {
 		return nil, nil, err
 	}
 	return b, fi, nil
+}
+
+// readSized reads f to its end in one read when it still has the size its
+// stat gave (one more byte of room tells the end), growing like
+// io.ReadAll only if the file grew meanwhile.
+func readSized(f io.Reader, size int64) ([]byte, error) {
+	if size <= 0 || size > 1<<30 {
+		return io.ReadAll(f)
+	}
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grew: room for more
+		}
+	}
 }
 
 // ReadFile reads canonical path rel safely.
@@ -511,24 +534,41 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		return ch, err
 	}
 	defer tmpDir.Close()
+	// The change is journaled before it happens, so that a crash between
+	// the rename and the ledger record leaves a trace of it. The entry and
+	// the new content are synced at the same time: a journaling file system
+	// commits both fsyncs together, so the write waits for one sync, not
+	// two. An entry whose rename never happened is dropped on recovery.
+	type begun struct {
+		name string
+		err  error
+	}
+	journaled := make(chan begun, 1)
+	go func() {
+		name, err := w.journalBegin(c, &ch)
+		journaled <- begun{name, err}
+	}()
 	tmp, err := writeTemp(tmpDir, name, after, perm)
-	if err != nil {
+	j := <-journaled
+	if err != nil || j.err != nil {
+		if err == nil {
+			tmpDir.Remove(tmp)
+			err = j.err
+		}
+		if j.err == nil {
+			w.journalRemove(j.name)
+		}
 		return ch, err
 	}
+	jname := j.name
 	// The hash lock's second look, as late as possible: the temp file is
 	// ready, only the rename remains.
 	if err := checkExpect(c, dir, rel, name); err != nil {
 		tmpDir.Remove(tmp)
+		w.journalRemove(jname)
 		return ch, err
 	}
 	crashPoint("crash-before-rename")
-	// The change is journaled before it happens, so that a crash between
-	// the rename and the ledger record leaves a trace of it.
-	jname, err := w.journalBegin(c, &ch)
-	if err != nil {
-		tmpDir.Remove(tmp)
-		return ch, err
-	}
 	err = renameAt(tmpDir, tmp, dir, name)
 	if errors.Is(err, errCrossDevice) {
 		tmpDir.Remove(tmp)

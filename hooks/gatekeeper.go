@@ -34,7 +34,7 @@ func Gatekeeper(intents Intents, sessions *orchestration.SessionStore) engine.Pr
 				Message: "the call carries no session id, so no intent can be active",
 				Hint:    "send a session id with every call, then call select_active_intent"}
 		}
-		s, err := sessions.Load(c.Session)
+		s, err := CallSession(c, sessions)
 		if err != nil {
 			return err
 		}

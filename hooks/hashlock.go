@@ -64,7 +64,7 @@ func (h *HashLock) Pre(ctx context.Context, c *engine.Call) error {
 		c.SetExpect(rel, "")
 		return nil
 	}
-	s, err := h.sessions.Load(c.Session)
+	s, err := CallSession(c, h.sessions)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,10 @@ func (h *HashLock) Post(ctx context.Context, c *engine.Call, r *engine.Result) e
 	// agent has not seen what the command wrote.
 	spec, _ := c.Spec()
 	wrote := spec.Group == engine.GroupEdit
-	_, err := h.sessions.Update(c.Session, func(s *orchestration.Session) error {
+	for i := range r.Changes {
+		r.Changes[i].AfterHash() // hashed here, not under the session's lock
+	}
+	LaterSession(c, h.sessions, func(s *orchestration.Session) {
 		if s.Reads == nil {
 			s.Reads = map[string]string{}
 		}
@@ -125,7 +128,6 @@ func (h *HashLock) Post(ctx context.Context, c *engine.Call, r *engine.Result) e
 				s.Reads[ch.Path] = ch.AfterHash()
 			}
 		}
-		return nil
 	})
-	return err
+	return nil
 }

@@ -59,6 +59,18 @@ type Session struct {
 // not match) or a state it depended on gone.
 var ErrSessionRefused = errors.New("session refused")
 
+// The keys under which the session tools (switch_mode, update_todo_list,
+// ask_followup_question, attempt_completion, new_task) put what they decided
+// in engine.Result.Data, as values of the types below; the mode policy
+// records them in the session, and front doors show them.
+const (
+	EffectMode       = "mode"       // string: the mode slug switched to
+	EffectTodos      = "todos"      // []Todo
+	EffectQuestion   = "question"   // Question
+	EffectCompletion = "completion" // Completion
+	EffectTask       = "task"       // Task
+)
+
 // Todo is one item of a session's todo list. Status is pending, in_progress
 // or completed, as in Roo Code.
 type Todo struct {
@@ -86,24 +98,27 @@ type Question struct {
 	CallID      string       `json:"call_id,omitempty"`
 	Text        string       `json:"text"`
 	Suggestions []Suggestion `json:"suggestions,omitempty"`
-	Asked       time.Time    `json:"asked"`
+	// Asked is set when the session records the question.
+	Asked time.Time `json:"asked,omitzero"`
 }
 
 // Completion is a result a session presented as the end of its task.
 type Completion struct {
-	CallID  string    `json:"call_id,omitempty"`
-	Result  string    `json:"result"`
-	Command string    `json:"command,omitempty"`
-	At      time.Time `json:"at"`
+	CallID  string `json:"call_id,omitempty"`
+	Result  string `json:"result"`
+	Command string `json:"command,omitempty"`
+	// At is set when the session records the completion.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Task is a subtask delegated with new_task.
 type Task struct {
-	ID      string    `json:"id"`
-	Mode    string    `json:"mode"`
-	Message string    `json:"message"`
-	Todos   []Todo    `json:"todos,omitempty"`
-	Created time.Time `json:"created"`
+	ID      string `json:"id"`
+	Mode    string `json:"mode"`
+	Message string `json:"message"`
+	Todos   []Todo `json:"todos,omitempty"`
+	// Created is set when the session records the task.
+	Created time.Time `json:"created,omitzero"`
 }
 
 // ToolUsage counts one tool's calls in a session.
@@ -235,7 +250,7 @@ func (s *SessionStore) Refuse(id, why string) error {
 			sess.Refused = why
 		}
 		return nil
-	}, true)
+	}, true, fsx.Settled)
 	return err
 }
 
@@ -314,10 +329,20 @@ func sessionsInit(sess *Session) *Session {
 // processes, never lose each other's changes. If fn returns an error nothing
 // is written and that error is returned. fn cannot change the session's id.
 func (s *SessionStore) Update(id string, fn func(*Session) error) (*Session, error) {
-	return s.update(id, fn, false)
+	return s.update(id, fn, false, fsx.Settled)
 }
 
-func (s *SessionStore) update(id string, fn func(*Session) error, refusing bool) (*Session, error) {
+// UpdateDerived is Update for what a call derives from its work and can
+// safely lose (the hashes of what it read or wrote, usage counters): the
+// file is replaced by rename without fsync. A crash may bring back an older
+// session, whose hashes the session did see; losing a read hash makes the
+// next write NOT_READ or STALE_FILE, never an unsafe allow. A session file
+// torn by a crash fails its MAC and is refused, never trusted.
+func (s *SessionStore) UpdateDerived(id string, fn func(*Session) error) (*Session, error) {
+	return s.update(id, fn, false, fsx.Renamed)
+}
+
+func (s *SessionStore) update(id string, fn func(*Session) error, refusing bool, d fsx.Durability) (*Session, error) {
 	if err := sessionsCheckID(id); err != nil {
 		return nil, err
 	}
@@ -366,7 +391,7 @@ func (s *SessionStore) update(id string, fn func(*Session) error, refusing bool)
 		return nil, err
 	}
 	data = append(append(append(data, sessionMACPrefix...), mac...), '\n')
-	if err := fsx.Replace(s.path(id), data, 0o644, fsx.Settled); err != nil {
+	if err := fsx.Replace(s.path(id), data, 0o644, d); err != nil {
 		return nil, fmt.Errorf("save session %q: %w", id, err)
 	}
 	return sessionsInit(sess), nil

@@ -177,13 +177,29 @@ func (r *agentRun) requestsContain(s string) bool {
 	return false
 }
 
+// govShell is the shell command each agent's script runs to change its
+// governance: the intents, and govFile in the agent's own settings.
+func govShell(govFile string) string {
+	return "echo '  - id: X' >> .orchestration/active_intents.yaml; echo x > " + govFile
+}
+
 // check asserts the common outcome: out.txt (outside the scope) was not
 // written, src/a.txt's edit is in the ledger with ranges whose hashes
-// recompute, the shell write to a governance file is recorded as a
-// violation, and the ledger verifies.
+// recompute, the shell writes of govShell failed inside the command (it ran
+// under intentgate exec) and the model saw them fail, and the ledger
+// verifies.
 func (r *agentRun) check(out string, govFile string) {
 	t := r.t
 	t.Helper()
+	if got, _ := r.file(".orchestration/active_intents.yaml"); got != e2eIntents {
+		t.Errorf("the shell command changed active_intents.yaml:\n%s", got)
+	}
+	if _, ok := r.file(govFile); ok {
+		t.Errorf("the shell command wrote %s", govFile)
+	}
+	if !r.requestsContain("Read-only file system") && !r.requestsContain("Permission denied") {
+		t.Errorf("the model did not see the shell's writes refused; output:\n%s", tail([]byte(out)))
+	}
 	if _, ok := r.file("out.txt"); ok {
 		t.Errorf("out.txt was written outside the scope")
 	}
@@ -191,15 +207,13 @@ func (r *agentRun) check(out string, govFile string) {
 		t.Errorf("src/a.txt = %q, want the in-scope edit; agent output:\n%s", got, tail([]byte(out)))
 	}
 	e := &hookEnv{t: t, ws: r.ws}
-	var edit, gov *hookRecord
+	var edit *hookRecord
 	denied := false
 	for _, rec := range e.ledger() {
 		rec := rec
 		switch {
 		case rec.path() == "src/a.txt" && rec.Metadata.IG.Mutation == "modify":
 			edit = &rec
-		case rec.path() == govFile && rec.Metadata.IG.Decision == "violation":
-			gov = &rec
 		case rec.path() == "out.txt" && rec.Metadata.IG.Decision == "deny":
 			denied = true
 		}
@@ -211,9 +225,6 @@ func (r *agentRun) check(out string, govFile string) {
 	}
 	if !denied {
 		t.Errorf("no denial of out.txt in the ledger")
-	}
-	if gov == nil {
-		t.Errorf("the shell write to %s is not recorded as a violation", govFile)
 	}
 	e.verifyIntact()
 }
@@ -227,7 +238,7 @@ func TestCodexEndToEnd(t *testing.T) {
 		{Tool: "exec_command", Input: map[string]any{"cmd": "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: out.txt\n+leak\n*** End Patch\nEOF\n"}},
 		{Tool: "exec_command", Input: map[string]any{"cmd": "cat src/a.txt"}},
 		{Tool: "exec_command", Input: map[string]any{"cmd": "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.txt\n@@\n alpha\n-beta\n+BETA\n*** End Patch\nEOF\n"}},
-		{Tool: "exec_command", Input: map[string]any{"cmd": "echo x > .codex/notes.txt"}},
+		{Tool: "exec_command", Input: map[string]any{"cmd": govShell(".codex/notes.txt")}},
 		{Text: "All done."},
 	}
 	r := newAgentRun(t, "codex", steps)
@@ -236,6 +247,10 @@ func TestCodexEndToEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(r.home, ".codex", "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Codex's own sandbox (which install turns on) is bypassed here: the
+	// npm package could not start it on the machines this ran on ("bwrap:
+	// execvp codex-linux-sandbox: No such file or directory"), and every
+	// command then fails. The shell commands still run under intentgate exec.
 	out := r.run(bin, []string{"FAKE_KEY=x", "CODEX_HOME=" + filepath.Join(r.home, ".codex")},
 		"exec", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "@INT-001 do the work")
 	// The patch that adds out.txt is refused before it runs, and the model
@@ -258,7 +273,7 @@ func TestGeminiEndToEnd(t *testing.T) {
 			{Tool: "write_file", Input: map[string]any{"file_path": ws + "/out.txt", "content": "leak\n"}},
 			{Tool: "read_file", Input: map[string]any{"file_path": ws + "/src/a.txt"}},
 			{Tool: "replace", Input: map[string]any{"file_path": ws + "/src/a.txt", "old_string": "beta", "new_string": "BETA", "instruction": "upper-case beta"}},
-			{Tool: "run_shell_command", Input: map[string]any{"command": "echo x > .gemini/notes.txt", "description": "note"}},
+			{Tool: "run_shell_command", Input: map[string]any{"command": govShell(".gemini/notes.txt"), "description": "note"}},
 			{Text: "All done."},
 		}
 	}
@@ -318,7 +333,7 @@ func TestClineEndToEnd(t *testing.T) {
 		{Tool: "intentgate__select_active_intent", Input: map[string]any{"intent_id": "INT-001"}},
 		{Tool: "read_files", Input: map[string]any{"files": []any{map[string]any{"path": ws + "/src/a.txt"}}}},
 		{Tool: "editor", Input: map[string]any{"path": ws + "/src/a.txt", "old_text": "beta", "new_text": "BETA"}},
-		{Tool: "run_commands", Input: map[string]any{"commands": []any{"echo x > .clinerules/notes.md"}}},
+		{Tool: "run_commands", Input: map[string]any{"commands": []any{govShell(".clinerules/notes.md")}}},
 		{Tool: "editor", Input: map[string]any{"path": ws + "/out.txt", "new_text": "leak\n"}},
 		{Text: "All done."},
 	})

@@ -43,6 +43,9 @@ by the kernel to what the session's active intent owns.
     .orchestration/config.yaml; by default the Go, npm, pnpm, yarn and pip
     caches and ~/.cache).
   - Every process the command starts ends with it, background ones included.
+  - The workspaces' keys are hidden, and intentgate serve refuses the
+    command's connections. With sandbox.network: deny in config.yaml it has
+    no network but a loopback of its own (default: allow).
 
 A refused write fails inside the command with EACCES ("Permission denied") or
 EROFS ("Read-only file system"), which the command reports itself. exec exits

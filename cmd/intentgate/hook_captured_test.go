@@ -234,14 +234,14 @@ func TestCodexCaptured(t *testing.T) {
 		t.Errorf("an unknown header: %+v, want a refusal", d)
 	}
 
-	claudeAllowed(t, "echo", e.sendCaptured(v, "08-PreToolUse-Bash", nil))
+	codexRewritten(t, "echo", e.sendCaptured(v, "08-PreToolUse-Bash", nil))
 	e.write("out.txt", "hi\n")
 	out := e.sendCaptured(v, "09-PostToolUse-Bash", nil)
 	if !strings.Contains(out.stdout, `"decision":"block"`) || !strings.Contains(out.stdout, "out.txt: outside the owned_scope") {
 		t.Errorf("echo > out.txt: %q, want a block naming out.txt", out.stdout)
 	}
 	// A shell write to a governance file is recorded as a violation.
-	claudeAllowed(t, "echo to the intents", e.sendCaptured(v, "08-PreToolUse-Bash", map[string]any{"tool_input.command": "echo x >> .codex/config.toml"}))
+	codexRewritten(t, "echo to the intents", e.sendCaptured(v, "08-PreToolUse-Bash", map[string]any{"tool_input.command": "echo x >> .codex/config.toml"}))
 	e.write(".codex/config.toml", "x\n")
 	out = e.sendCaptured(v, "09-PostToolUse-Bash", map[string]any{"tool_input.command": "echo x >> .codex/config.toml"})
 	if !strings.Contains(out.stdout, ".codex/config.toml: a governance file") {

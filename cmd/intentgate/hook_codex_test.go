@@ -132,9 +132,7 @@ func TestCodexContract(t *testing.T) {
 		t.Errorf("update of an unread file: %+v", d)
 	}
 
-	if out := e.send("PreToolUse-Bash", nil); out.stdout != "" {
-		t.Errorf("allowed Bash printed %q", out.stdout)
-	}
+	codexRewritten(t, "allowed Bash", e.send("PreToolUse-Bash", nil))
 	e.write("out.txt", "hi\n")
 	m = codexValid(t, "PostToolUse", e.send("PostToolUse-Bash", nil))
 	if m["decision"] != "block" || !strings.Contains(m["reason"].(string), "out.txt") {

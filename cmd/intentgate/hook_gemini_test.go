@@ -16,8 +16,9 @@ type geminiAnswer struct {
 	Reason        string `json:"reason"`
 	SystemMessage string `json:"systemMessage"`
 	HSO           *struct {
-		Event   string `json:"hookEventName"`
-		Context string `json:"additionalContext"`
+		Event     string                     `json:"hookEventName"`
+		Context   string                     `json:"additionalContext"`
+		ToolInput map[string]json.RawMessage `json:"tool_input"`
 	} `json:"hookSpecificOutput"`
 }
 
@@ -96,7 +97,7 @@ func TestGeminiContract(t *testing.T) {
 		t.Errorf("replace after a truncated read: %+v", d)
 	}
 
-	geminiAllowed(t, "BeforeTool run_shell_command", e.send("BeforeTool-run_shell_command", nil))
+	geminiRewritten(t, "BeforeTool run_shell_command", e.send("BeforeTool-run_shell_command", nil))
 	e.write("out.txt", "hi\n")
 	a = geminiDecode(t, e.send("AfterTool-run_shell_command", nil))
 	if a.Decision != "" || a.HSO == nil || a.HSO.Event != "AfterTool" || !strings.Contains(a.HSO.Context, "out.txt: outside the owned_scope") {

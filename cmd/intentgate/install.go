@@ -343,6 +343,9 @@ func planInstall(o *installOptions, agent string, remove bool) (*installPlan, er
 		if err == nil {
 			err = p.addCodexTOML(o, filepath.Join(dir, "config.toml"), remove)
 		}
+		if err == nil && !o.global {
+			err = p.codexSandbox(filepath.Join(dir, "config.toml"), remove)
+		}
 		if !o.global {
 			p.dirs = []string{dir}
 		}
@@ -369,7 +372,7 @@ func planInstall(o *installOptions, agent string, remove bool) (*installPlan, er
 			c2, n2, err := mcpServer(o, "mcpServers")(doc, remove)
 			return c1 || c2, strings.TrimSpace(n1 + " " + n2), err
 		}
-		err = p.addJSON(o, filepath.Join(dir, "settings.json"), remove, both)
+		err = p.addJSON(o, filepath.Join(dir, "settings.json"), remove, withGeminiHooksOn(o.global, both))
 		p.dirs = []string{dir}
 		if !remove {
 			p.notes = append(p.notes, "some Gemini CLI versions run hooks only with the hooks system enabled (/settings, Advanced, Enable Hooks System)")

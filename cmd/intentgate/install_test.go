@@ -282,7 +282,7 @@ func TestInstallCodexTOML(t *testing.T) {
 
 	mustCLI(t, "install", "codex", "-w", ws)
 	got, _ := os.ReadFile(cfg)
-	if !strings.HasPrefix(string(got), userCodexConfig+"\n") || !strings.Contains(string(got), "[mcp_servers.intentgate]\ncommand = \"intentgate\"\nargs = [\"mcp\"]\n") {
+	if !strings.HasPrefix(string(got), codexSandboxBlock+userCodexConfig+"\n") || !strings.Contains(string(got), "[mcp_servers.intentgate]\ncommand = \"intentgate\"\nargs = [\"mcp\"]\n") {
 		t.Errorf("config.toml after install:\n%s", got)
 	}
 	hooks, _ := os.ReadFile(filepath.Join(ws, ".codex", "hooks.json"))
@@ -314,7 +314,7 @@ func TestInstallCodexTOML(t *testing.T) {
 	own := "[mcp_servers.intentgate]\ncommand = \"/opt/intentgate-dev\"\nargs = [\"mcp\", \"-v\"]\n"
 	os.WriteFile(cfg, []byte(own), 0o644)
 	out = mustCLI(t, "install", "codex", "-w", ws)
-	if b, _ := os.ReadFile(cfg); string(b) != own || !strings.Contains(out, "already configures an MCP server named intentgate") {
+	if b, _ := os.ReadFile(cfg); string(b) != codexSandboxBlock+own || !strings.Contains(out, "already configures an MCP server named intentgate") {
 		t.Errorf("own intentgate server: %q, %q", b, out)
 	}
 }

@@ -17,6 +17,8 @@ import (
 //     "permissionDecision":"deny","permissionDecisionReason":...}}. Allowing
 //     prints nothing: "allow" would skip the user's own permission prompts,
 //     and Codex rejects "allow" without updatedInput and never takes "ask".
+//     A shell command is allowed rewritten: "allow" with updatedInput, the
+//     command under intentgate exec (shell.go).
 //   - PostToolUse: {"decision":"block","reason":...} puts the reason in front
 //     of the model; hookSpecificOutput.additionalContext adds context.
 //   - SessionStart, UserPromptSubmit: hookSpecificOutput.additionalContext.
@@ -224,22 +226,25 @@ type claudeSpecific struct {
 }
 
 // claudeRewrite is the PreToolUse answer that runs command in place of the
-// Bash call's own: the tool's input with "command" replaced, every other
+// shell call's own: the tool's input with "command" replaced, every other
 // field kept. updatedInput takes effect with "allow", which skips Claude
 // Code's own prompt but not the user's deny and ask rules; the command
-// that runs is confined by intentgate exec.
-func claudeRewrite(ev *Event, command string) *claudeSpecific {
-	m, err := object(ev.Input, "tool_input")
-	if err != nil {
-		return nil
+// that runs is confined by intentgate exec. Codex takes the same answer for
+// its shell tools, whose hook input is {"command": ...} (a script); the
+// structured forms newer versions may send ("kind": "argv" or
+// "powershell_script") cannot carry a shell command line, so there is no
+// rewrite for them and the call is refused.
+func (c claude) rewrite(ev *Event, command string) *claudeSpecific {
+	if c.strict {
+		var in struct {
+			Kind *string `json:"kind"`
+		}
+		if json.Unmarshal(ev.Input, &in) != nil || (in.Kind != nil && *in.Kind != "script") {
+			return nil
+		}
 	}
-	raw, err := json.Marshal(command)
-	if err != nil {
-		return nil
-	}
-	m["command"] = raw
-	in, err := json.Marshal(m)
-	if err != nil {
+	in := rewrittenInput(ev.Input, "command", command)
+	if in == nil {
 		return nil
 	}
 	return &claudeSpecific{HookEventName: "PreToolUse", PermissionDecision: "allow",
@@ -255,8 +260,8 @@ func (c claude) Render(ev *Event, r Reply) []byte {
 		// was a PreToolUse, the call must not run.
 		out = claudeOut{HookSpecificOutput: &claudeSpecific{HookEventName: "PreToolUse",
 			PermissionDecision: "deny", PermissionDecisionReason: r.Deny}}
-	case r.Command != "" && ev.Kind == PreTool && !c.strict:
-		out.HookSpecificOutput = claudeRewrite(ev, r.Command)
+	case r.Command != "" && ev.Kind == PreTool:
+		out.HookSpecificOutput = c.rewrite(ev, r.Command)
 		if out.HookSpecificOutput == nil {
 			// The input could not be rewritten: the call must not run
 			// unconfined.

@@ -211,9 +211,10 @@ var clineReadOnly = map[string]bool{
 }
 
 type clineOut struct {
-	Cancel              bool   `json:"cancel"`
-	ContextModification string `json:"contextModification,omitempty"`
-	ErrorMessage        string `json:"errorMessage,omitempty"`
+	Cancel              bool            `json:"cancel"`
+	ContextModification string          `json:"contextModification,omitempty"`
+	ErrorMessage        string          `json:"errorMessage,omitempty"`
+	OverrideInput       json.RawMessage `json:"overrideInput,omitempty"`
 }
 
 func (cline) Render(ev *Event, r Reply) []byte {
@@ -224,6 +225,16 @@ func (cline) Render(ev *Event, r Reply) []byte {
 		out.Cancel, out.ErrorMessage = true, r.Deny
 		out.ContextModification = "intentgate refused the tool call: " + r.Deny
 		return marshal(out)
+	}
+	if r.Command != "" && ev.Kind == PreTool {
+		// Cline 3's overrideInput replaces run_commands' input: the commands
+		// as one script, under intentgate exec.
+		in := cline3CommandInput(ev.Input, r.Command)
+		if in == nil {
+			out.Cancel, out.ErrorMessage = true, "intentgate could not route the command through its sandbox"
+			return marshal(out)
+		}
+		out.OverrideInput = in
 	}
 	out.ContextModification = strings.TrimSpace(strings.Join([]string{r.Block, r.Context}, "\n\n"))
 	if r.Message != "" && out.ContextModification == "" && ev.Kind == PostTool {

@@ -304,3 +304,18 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// cline3CommandInput is run_commands' input running command instead: the
+// input object's other fields kept, its command fields replaced by one
+// "commands" entry.
+func cline3CommandInput(input json.RawMessage, command string) json.RawMessage {
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(input, &m); err != nil || m == nil {
+		m = map[string]json.RawMessage{} // a bare string or list of commands
+	}
+	for _, k := range []string{"command", "cmd", "args", "commands"} {
+		delete(m, k)
+	}
+	m["commands"] = json.RawMessage(strings.TrimSpace(string(marshal([]string{command}))))
+	return json.RawMessage(strings.TrimSpace(string(marshal(m))))
+}

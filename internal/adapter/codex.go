@@ -26,7 +26,7 @@ func codexOps(tool string, input, resp json.RawMessage, post bool) ([]Op, error)
 		return nil, err
 	}
 	switch tool {
-	case "Bash", "exec_command", "shell", "local_shell":
+	case "Bash", "exec_command", "shell", "local_shell", "shell_command":
 		cmd, ok, err := str(m, "command")
 		if err != nil || !ok {
 			if c, ok2, err2 := str(m, "cmd"); err2 == nil && ok2 {

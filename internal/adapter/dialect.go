@@ -171,10 +171,6 @@ func (r Reply) Empty() bool {
 	return r.Deny == "" && r.Message == "" && r.Context == "" && r.Block == "" && r.Command == ""
 }
 
-// Rewrites reports whether the dialect of agent can replace a shell
-// command's text before it runs (Claude Code's updatedInput).
-func Rewrites(agent string) bool { return agent == "claude-code" }
-
 // Dialect is one agent's hook protocol.
 type Dialect interface {
 	// Name is the agent's name on the command line, e.g. "claude-code".

@@ -15,6 +15,8 @@ import (
 // Output: JSON on stdout, exit status 0, and nothing else on stdout:
 //   - BeforeTool refusal: {"decision":"deny","reason":...}; the reason is
 //     sent to the model as the tool's error and the turn goes on.
+//   - BeforeTool rewrite: hookSpecificOutput.tool_input replaces the tool's
+//     arguments (a shell command then runs under intentgate exec).
 //   - AfterTool: hookSpecificOutput.additionalContext is appended to the
 //     tool's result. ("decision":"deny" would replace the result, hiding
 //     what the tool said, so it is not used.)
@@ -227,8 +229,9 @@ type geminiOut struct {
 }
 
 type geminiSpecific struct {
-	HookEventName     string `json:"hookEventName"`
-	AdditionalContext string `json:"additionalContext,omitempty"`
+	HookEventName     string          `json:"hookEventName"`
+	AdditionalContext string          `json:"additionalContext,omitempty"`
+	ToolInput         json.RawMessage `json:"tool_input,omitempty"`
 }
 
 func (gemini) Render(ev *Event, r Reply) []byte {
@@ -236,6 +239,15 @@ func (gemini) Render(ev *Event, r Reply) []byte {
 	switch {
 	case r.Deny != "" && (ev.Kind == PreTool || ev.Kind == Unknown):
 		out.Decision, out.Reason = "deny", r.Deny
+	case r.Command != "" && ev.Kind == PreTool:
+		// The whole input with the command under intentgate exec: Gemini
+		// rebuilds the tool from hookSpecificOutput.tool_input alone.
+		in := rewrittenInput(ev.Input, "command", r.Command)
+		if in == nil {
+			out.Decision, out.Reason = "deny", "intentgate could not route the command through its sandbox"
+			break
+		}
+		out.HookSpecificOutput = &geminiSpecific{HookEventName: ev.Name, ToolInput: in}
 	case ev.Kind == PostTool || ev.Kind == SessionStart || ev.Kind == Prompt:
 		ctx := strings.TrimSpace(strings.Join([]string{r.Block, r.Context}, "\n\n"))
 		if ctx != "" {

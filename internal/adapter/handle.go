@@ -71,6 +71,9 @@ func (hd *Handler) reply(ctx context.Context, d Dialect, raw []byte) (*Event, Re
 	if err == nil {
 		ev, err = d.Parse(raw)
 	}
+	if err == nil {
+		ev.unwrapExec()
+	}
 	if err != nil {
 		fmt.Fprintf(hd.stderr(), "intentgate hook %s: cannot read the event: %v\n", d.Name(), err)
 		return ev, failReply(ev, "intentgate could not read the hook event: "+err.Error())

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/orchestration"
 
 	"github.com/intentgate/intentgate/internal/adapter"
@@ -59,7 +60,13 @@ func Forward(errw io.Writer) func(ctx context.Context, dir, agent string, raw []
 		resp, err := client.Do(req)
 		if err != nil {
 			var dial *dialError
-			if !errors.As(err, &dial) || errors.Is(err, errNotOurs) {
+			if !errors.As(err, &dial) {
+				// The daemon was reached and may have handled the event
+				// before it stopped: handling it again here would record
+				// its change twice.
+				return midEvent(errw, agent, sock, raw, err), true
+			}
+			if errors.Is(err, errNotOurs) {
 				fmt.Fprintf(errw, "intentgate hook %s: the daemon at %s did not answer (%v); handling the event here\n", agent, sock, err)
 			}
 			return adapter.Reply{}, false
@@ -74,12 +81,33 @@ func Forward(errw io.Writer) func(ctx context.Context, dir, agent string, raw []
 			return adapter.Reply{}, false
 		}
 		if err := json.NewDecoder(resp.Body).Decode(&dr); err != nil {
-			fmt.Fprintf(errw, "intentgate hook %s: the daemon's answer cannot be read (%v); handling the event here\n", agent, err)
-			return adapter.Reply{}, false
+			return midEvent(errw, agent, sock, raw, fmt.Errorf("its answer cannot be read: %w", err)), true
 		}
 		io.WriteString(errw, dr.Stderr)
 		return dr.Reply, true
 	}
+}
+
+// midEvent is the answer when the daemon took the event and stopped before
+// answering (killed, crashed): it may or may not have handled it, and only
+// it knew. A pre-tool event is refused (the agent may retry it); after a
+// tool ran, the person is told that its change may be unrecorded. The
+// event is never handled a second time here.
+func midEvent(errw io.Writer, agent, sock string, raw []byte, err error) adapter.Reply {
+	why := fmt.Sprintf("the intentgate daemon at %s stopped in the middle of this event (%v); it may or may not have handled it, so it was not handled again", sock, err)
+	fmt.Fprintf(errw, "intentgate hook %s: %s\n", agent, why)
+	kind := adapter.Unknown
+	if d, ok := adapter.Lookup(agent); ok {
+		if ev, err := d.Parse(raw); ev != nil && err == nil {
+			kind = ev.Kind
+		}
+	}
+	if kind == adapter.PreTool || kind == adapter.Unknown {
+		den := &engine.Denial{Code: engine.HookError, Message: why,
+			Hint: "this is not about your request; try the same call again"}
+		return adapter.Reply{Deny: string(den.JSON()), Message: "intentgate: " + why}
+	}
+	return adapter.Reply{Message: "intentgate: " + why + "; `intentgate trace verify` shows whether its change was recorded"}
 }
 
 // dialError is a connection that could not be made: no daemon listens.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/intentgate/intentgate/internal/adapter"
 	"github.com/intentgate/intentgate/internal/gate"
+	"github.com/intentgate/intentgate/internal/peer"
 	"github.com/intentgate/intentgate/orchestration"
 )
 
@@ -189,19 +190,54 @@ func (d *Daemon) server(h http.Handler) *http.Server {
 
 type otherUserKey struct{}
 
-// peerContext notes a TCP connection from another user of this machine,
-// where the kernel tells (Linux): loopback is open to every local user, and
-// their events would be recorded in this workspace's ledger.
+// refusedPeerKey carries why a connection's peer is not answered.
+type refusedPeerKey struct{}
+
+// peerContext notes a connection the daemon must not answer, where the kernel
+// tells: a TCP connection from another user of this machine (loopback is
+// open to every local user, and their events would be recorded in this
+// workspace's ledger), and any connection from a confined command (a process
+// in another PID namespace: every command intentgate runs for an agent is
+// one), which would otherwise post forged hook events in the agent's name.
 func peerContext(ctx context.Context, c net.Conn) context.Context {
+	if _, ok := c.(*net.UnixConn); ok {
+		if _, err := peer.Of(c); err != nil && !errors.Is(err, peer.ErrUnsupported) {
+			return context.WithValue(ctx, refusedPeerKey{}, err.Error())
+		}
+		return ctx
+	}
 	client, ok1 := c.RemoteAddr().(*net.TCPAddr)
 	server, ok2 := c.LocalAddr().(*net.TCPAddr)
 	if !ok1 || !ok2 {
 		return ctx
 	}
-	if uid, ok := tcpPeerUID(client, server); ok && uid != os.Geteuid() {
+	uid, ino, ok := tcpPeer(client, server)
+	if !ok {
+		if canTellTCPPeer {
+			// The kernel keeps every local connection in its table: one
+			// missing from it cannot be told apart from a forged one.
+			return context.WithValue(ctx, refusedPeerKey{}, "the kernel does not say who connected")
+		}
+		return ctx
+	}
+	if uid != os.Geteuid() {
 		return context.WithValue(ctx, otherUserKey{}, uid)
 	}
+	if err := peer.CheckSocketHolders(ino); err != nil {
+		return context.WithValue(ctx, refusedPeerKey{}, err.Error())
+	}
 	return ctx
+}
+
+// refusePeers answers 403 to the connections peerContext marked.
+func refusePeers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if why, ok := r.Context().Value(refusedPeerKey{}).(string); ok {
+			http.Error(w, "intentgate serve: refused: "+why, http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // CheckLoopback refuses any address but a loopback one: the daemon answers
@@ -253,7 +289,7 @@ func (d *Daemon) TCPHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /hooks/{agent}", d.hookHTTP)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	return loopbackOnly(mux)
+	return refusePeers(loopbackOnly(mux))
 }
 
 // loopbackOnly refuses other users of the machine, where the kernel tells,
@@ -286,7 +322,7 @@ func (d *Daemon) socketHandler() http.Handler {
 	mux.HandleFunc("POST /v1/hook/{agent}", d.hookSocket)
 	mux.HandleFunc("POST /hooks/{agent}", d.hookHTTP)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	return mux
+	return refusePeers(mux)
 }
 
 // hookHTTP answers an agent's HTTP hook: the body is the event as the agent

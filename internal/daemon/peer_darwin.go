@@ -76,3 +76,8 @@ func verifyPeer(c net.Conn) error {
 
 // tcpPeerUID cannot tell here who owns the other end of a TCP connection.
 func tcpPeerUID(client, server *net.TCPAddr) (int, bool) { return 0, false }
+
+// canTellTCPPeer: nothing here tells who owns a TCP client.
+const canTellTCPPeer = false
+
+func tcpPeer(client, server *net.TCPAddr) (int, uint64, bool) { return 0, 0, false }

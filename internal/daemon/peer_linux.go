@@ -59,20 +59,30 @@ func sameExecutable(peer, self string) error {
 	return nil
 }
 
+// canTellTCPPeer: the kernel's socket table says who owns a TCP client.
+const canTellTCPPeer = true
+
 // tcpPeerUID asks the kernel (sock_diag over netlink, as ss(8) does) which
 // user owns the client end of a TCP connection; ok is false if it cannot
 // tell.
 func tcpPeerUID(client, server *net.TCPAddr) (uid int, ok bool) {
+	uid, _, ok = tcpPeer(client, server)
+	return uid, ok
+}
+
+// tcpPeer is tcpPeerUID with the inode of the client's socket (0 when no
+// process holds it any more).
+func tcpPeer(client, server *net.TCPAddr) (uid int, ino uint64, ok bool) {
 	family, src, dst := unix.AF_INET, client.IP.To4(), server.IP.To4()
 	if src == nil || dst == nil {
 		family, src, dst = unix.AF_INET6, client.IP.To16(), server.IP.To16()
 	}
 	if src == nil || dst == nil {
-		return 0, false
+		return 0, 0, false
 	}
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_INET_DIAG)
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	defer unix.Close(fd)
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 1})
@@ -94,14 +104,14 @@ func tcpPeerUID(client, server *net.TCPAddr) (uid int, ok bool) {
 	ne.PutUint32(req[48:], ^uint32(0)) // no cookie
 	ne.PutUint32(req[52:], ^uint32(0))
 	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	buf := make([]byte, 4096)
 	n, _, err := unix.Recvfrom(fd, buf, 0)
-	if err != nil || n < hdrLen+68 || ne.Uint16(buf[4:]) != unix.SOCK_DIAG_BY_FAMILY {
-		return 0, false // NLMSG_ERROR: no such socket
+	if err != nil || n < hdrLen+72 || ne.Uint16(buf[4:]) != unix.SOCK_DIAG_BY_FAMILY {
+		return 0, 0, false // NLMSG_ERROR: no such socket
 	}
 	// struct inet_diag_msg: idiag_uid follows family, state, timer,
-	// retrans, the socket id and three counters.
-	return int(ne.Uint32(buf[hdrLen+64:])), true
+	// retrans, the socket id and three counters; idiag_inode follows it.
+	return int(ne.Uint32(buf[hdrLen+64:])), uint64(ne.Uint32(buf[hdrLen+68:])), true
 }

@@ -73,6 +73,13 @@ const (
 	// this is only for files read under the writer's lock and rebuilt from
 	// others when damaged (the intent map's summary).
 	Derived
+	// Renamed: written to a temporary file and renamed over the old one,
+	// no fsync. A reader never sees a torn file; a crash may lose the new
+	// bytes (the old file stays) and, on file systems that do not order a
+	// rename after the data it replaces, may leave a torn file that the
+	// reader must refuse. For state whose loss is safe and which is written
+	// on every call (a session's read hashes and usage counters).
+	Renamed
 )
 
 // Replace atomically replaces path with data at durability d.
@@ -107,8 +114,10 @@ func Replace(path string, data []byte, perm os.FileMode, d Durability) error {
 	if err := tmp.Chmod(perm); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
+	if d != Renamed {
+		if err := tmp.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err

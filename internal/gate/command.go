@@ -7,9 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/sandbox"
 	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/tools"
 )
@@ -43,16 +45,182 @@ func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *t
 	}
 	r := &engine.Result{Changes: changes}
 	if len(changes) == 0 {
-		return r, nil
+		// Empty governance directories the command made are not
+		// changes of a file, and are still taken away.
+		return r, rt.sweep(before, r)
 	}
 	serr := rt.settle(ctx, c, before, r)
 	return r, errors.Join(serr, rt.eng.Observe(ctx, c, r))
 }
 
 // settle judges a command's changes, applies on_violation and tells the
-// model. It runs before the post-hooks, so the ledger records the changes as
-// judged here.
-func (rt *Runtime) settle(_ context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) error {
+// model; then it takes away the governance directories the command created
+// (a mount cannot cover a path that does not exist yet, so under a scope of
+// ** a command can create .codex/, .claude/, .mcp.json...: their files are
+// violations restored above, the directories left empty go here). It runs
+// before the post-hooks, so the ledger records the changes as judged here.
+func (rt *Runtime) settle(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) error {
+	err := rt.judge(ctx, c, before, r)
+	return errors.Join(err, rt.sweep(before, r), rt.recordRefusals(ctx, c, r))
+}
+
+// recordRefusals records in the ledger each write the sandbox refused the
+// command (data.refused_writes, the lines of its output that say so), as a
+// refusal: PROTECTED_PATH for a governance path (or a read-only file
+// system), SCOPE_VIOLATION otherwise. The path is the one the line names, when it
+// names one in the workspace; the lines are the command's own words, so
+// the records are evidence of what it said, never a decision.
+func (rt *Runtime) recordRefusals(ctx context.Context, c *engine.Call, r *engine.Result) error {
+	lines, _ := r.Data["refused_writes"].([]string)
+	if len(lines) == 0 || rt.trace == nil {
+		return nil
+	}
+	cwd := rt.ws.Dir
+	if d, ok, _ := c.String("cwd"); ok && d != "" {
+		if filepath.IsAbs(d) {
+			cwd = d
+		} else {
+			cwd = filepath.Join(rt.ws.Dir, d)
+		}
+	}
+	var errs []error
+	for _, line := range lines {
+		rel := refusedRel(rt.ws.Dir, cwd, sandbox.RefusedPath(line))
+		code := engine.ScopeViolation
+		if strings.Contains(line, "Read-only file system") || (rel != "" && orchestration.IsGoverned(rel)) {
+			code = engine.ProtectedPath
+		}
+		if len(line) > 500 {
+			line = strings.ToValidUTF8(line[:500], "") + "..."
+		}
+		d := &engine.Denial{Code: code, Tool: c.Tool, Intent: c.Intent, Path: rel,
+			Message: "the sandbox refused a write the command attempted; the command said: " + strings.ToValidUTF8(line, "\uFFFD")}
+		if err := rt.trace.Denied(ctx, c, d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("recording the writes the sandbox refused: %w", err)
+	}
+	return nil
+}
+
+// refusedRel is p (as a command in cwd named it) relative to the workspace
+// ws, or "" when it is not in the workspace or no path was told.
+func refusedRel(ws, cwd, p string) string {
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	rel, err := filepath.Rel(ws, filepath.Clean(p))
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
+// sweep removes the governance directories at the top of the workspace, and
+// the governance directories left empty by a restore, that did not exist in
+// the picture before the command, as long as they hold no file: a file in
+// them is a change, judged and restored by settle. It tells the model what
+// it removed.
+func (rt *Runtime) sweep(before *tools.StoredSnapshot, r *engine.Result) error {
+	removed, err := sweepGovernance(rt.ws.Dir, before, r.Changes)
+	if len(removed) > 0 {
+		if r.Output != "" && !strings.HasSuffix(r.Output, "\n") {
+			r.Output += "\n"
+		}
+		r.Output += "intentgate removed the governance directories the command created: " + strings.Join(removed, ", ") + ". Do not create them; ask a person to.\n"
+		if r.Data == nil {
+			r.Data = map[string]any{}
+		}
+		r.Data["removed_governance"] = removed
+	}
+	if err != nil {
+		return fmt.Errorf("governance directories the command created: %w", err)
+	}
+	return nil
+}
+
+// sweepGovernance is sweep's work; it returns the workspace-relative paths
+// it removed.
+func sweepGovernance(dir string, before *tools.StoredSnapshot, changes []engine.FileChange) ([]string, error) {
+	existed := func(rel string) bool {
+		if _, ok := before.Files[rel]; ok {
+			return true
+		}
+		for k := range before.Files {
+			if strings.HasPrefix(k, rel+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	cands := append([]string{}, sandbox.GovernanceNames...)
+	// The outermost governance directory of each governance file the
+	// command created (src/x/.orchestration for
+	// src/x/.orchestration/active_intents.yaml): never one of its inner
+	// directories, which may have been there, empty, before.
+	for _, ch := range changes {
+		if ch.Existed || !orchestration.IsGoverned(ch.Path) {
+			continue
+		}
+		parts := strings.Split(ch.Path, "/")
+		for i := 1; i < len(parts); i++ {
+			if p := strings.Join(parts[:i], "/"); orchestration.IsGoverned(p) {
+				cands = append(cands, p)
+				break
+			}
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	var removed []string
+	var errs []error
+	seen := map[string]bool{}
+	for _, rel := range cands {
+		if seen[rel] || existed(rel) {
+			continue
+		}
+		seen[rel] = true
+		fi, err := root.Lstat(filepath.FromSlash(rel))
+		if err != nil || !fi.IsDir() {
+			continue // gone, or a file or link: a change settle judged
+		}
+		if !onlyDirs(root, filepath.FromSlash(rel)) {
+			continue
+		}
+		if err := root.RemoveAll(filepath.FromSlash(rel)); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", rel, err))
+			continue
+		}
+		removed = append(removed, rel)
+	}
+	sort.Strings(removed)
+	return removed, errors.Join(errs...)
+}
+
+// onlyDirs reports whether the directory rel holds directories only, at
+// every depth (the walk stays beneath root).
+func onlyDirs(root *os.Root, rel string) bool {
+	ok := true
+	err := fs.WalkDir(root.FS(), filepath.ToSlash(rel), func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			ok = false
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return ok && err == nil
+}
+
+// judge is settle's judgement of the changes.
+func (rt *Runtime) judge(_ context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) error {
 	if rt.audit == nil || len(r.Changes) == 0 || rt.audit.Judge(c, r.Changes) == 0 {
 		return nil
 	}

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/intentgate/intentgate/engine"
@@ -24,7 +25,27 @@ func confinement(root string, set *orchestration.IntentSet, intentID string) (*s
 			scope = in.OwnedScope
 		}
 	}
-	return sandbox.ForScope(root, scope, cfg)
+	p, err := sandbox.ForScope(root, scope, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The workspaces' keys: a command that read one could authenticate
+	// session files and pictures of its own making.
+	p.Hide(anchorBase())
+	return p, nil
+}
+
+// anchorBase is the directory holding every workspace's anchor (its key),
+// as orchestration.AnchorDir finds it.
+func anchorBase() string {
+	if b := os.Getenv(orchestration.AnchorDirEnv); b != "" {
+		return b
+	}
+	cfg, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(cfg, "intentgate")
 }
 
 // confineCommand is the policy of an execute_command call: the intent the

@@ -22,6 +22,7 @@ import (
 	"github.com/intentgate/intentgate/agent/mcphub"
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
+	"github.com/intentgate/intentgate/internal/catalog"
 	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/orchestration/audit"
 )
@@ -40,6 +41,7 @@ type Runtime struct {
 	intents hooks.Intents
 	git     *orchestration.Git
 	audit   *hooks.CommandAudit
+	trace   *hooks.Trace
 	orch    string
 	turns   turns
 	mcp     *mcphub.Hub
@@ -89,7 +91,7 @@ func Open(root string, opts Options) (*Runtime, error) {
 	usage := hooks.NewUsage(st.Sessions)
 	reg := usage.Tools(rt.registry())
 	hl := hooks.NewHashLock(st.Sessions)
-	modes := hooks.NewModes(st.Sessions, st.Modes)
+	modes := hooks.NewModes(st.Sessions, st.Modes, catalog.Always())
 	rt.audit = hooks.NewCommandAudit(ws, rt.intents)
 	tr := hooks.NewTrace(hooks.TraceConfig{
 		Ledger: st.Ledger, Git: rt.git, Version: opts.Version,
@@ -100,6 +102,7 @@ func Open(root string, opts Options) (*Runtime, error) {
 			audit.NewCapture(ws.Dir, st.Ledger.Path()),
 		},
 	})
+	rt.trace = tr
 	e := engine.New(reg)
 	e.Use(
 		hooks.Intact(rt.orch),
@@ -118,6 +121,7 @@ func Open(root string, opts Options) (*Runtime, error) {
 		usage,
 	)
 	e.OnDenial(tr, usage)
+	e.Finally(hooks.NewSessionWriter(st.Sessions))
 	rt.eng = e
 	return rt, nil
 }
@@ -138,6 +142,10 @@ func (rt *Runtime) Root() string { return rt.ws.Dir }
 
 // Workspace is the workspace calls are confined to.
 func (rt *Runtime) Workspace() *engine.Workspace { return rt.ws }
+
+// Engine is the runtime's engine. Hooks added to it must be added before the
+// runtime's first call (the engine's hook lists are not guarded).
+func (rt *Runtime) Engine() *engine.Engine { return rt.eng }
 
 // Registry is the tools calls are routed to.
 func (rt *Runtime) Registry() *engine.Registry { return rt.eng.Registry() }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 )
 
@@ -42,6 +43,44 @@ func Refusals(output string) []string {
 		}
 	}
 	return out
+}
+
+// RefusedPath guesses, from one line of Refusals, the path whose write was
+// refused, in the forms the usual tools print it:
+//
+//	sh: 1: cannot create docs/x: Permission denied
+//	touch: cannot touch 'docs/x': Read-only file system
+//	bash: line 1: docs/x: Permission denied
+//	mkdir: cannot create directory ‘.codex’: Permission denied
+//
+// It returns "" when no path can be told. The line is the command's own
+// words, so the path is a report, never a decision.
+func RefusedPath(line string) string {
+	for _, q := range [][2]string{{"'", "'"}, {"\u2018", "\u2019"}, {"\"", "\""}} {
+		if i := strings.Index(line, q[0]); i >= 0 {
+			rest := line[i+len(q[0]):]
+			if j := strings.Index(rest, q[1]); j > 0 {
+				return rest[:j]
+			}
+		}
+	}
+	// The field before the error text: "prog: [line N: ]path: error".
+	fields := strings.Split(line, ": ")
+	for i := len(fields) - 2; i >= 1; i-- {
+		f := strings.TrimSpace(fields[i])
+		f = strings.TrimPrefix(f, "cannot create ")
+		if f == "" || strings.HasPrefix(f, "line ") || strings.HasPrefix(f, "cannot ") || strings.ContainsAny(f, " \t") {
+			if strings.HasPrefix(f, "line ") || f == "" {
+				return ""
+			}
+			continue
+		}
+		if _, err := strconv.Atoi(f); err == nil {
+			return "" // sh's line number: no path before it
+		}
+		return f
+	}
+	return ""
 }
 
 // Mechanism says how commands are confined on this system.

@@ -58,6 +58,12 @@ func Profile(p *Policy, temp string) string {
 	// .orchestration and .git at every depth, even those created later.
 	ws := regexp.QuoteMeta(p.Workspace)
 	fmt.Fprintf(&b, "  (regex %s))\n", sbRegex("^"+ws+"/(.*/)?\\.(orchestration|git)(/|$)"))
+	for _, h := range p.Hidden {
+		fmt.Fprintf(&b, "(deny file-read* (subpath %s))\n", sbString(h))
+	}
+	if p.NoNetwork {
+		b.WriteString("(deny network*)\n(allow network* (remote unix-socket))\n")
+	}
 	return b.String()
 }
 

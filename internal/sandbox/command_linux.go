@@ -26,6 +26,8 @@ type spec struct {
 	Writable   []string `json:"rw"`
 	ReadOnly   []string `json:"ro"`
 	Temp       string   `json:"tmp"`
+	Hidden     []string `json:"hide,omitempty"`
+	NoNetwork  bool     `json:"nonet,omitempty"`
 	// Probe: set up and exit 0 without running anything.
 	Probe bool `json:"probe,omitempty"`
 }
@@ -82,7 +84,12 @@ func confined(ctx context.Context, mech Mechanism, p *Policy, dir, temp string, 
 		Writable: append(append([]string{}, p.Writable...), temp)}
 	if mech == Namespaces {
 		sp.ReadOnly = p.ReadOnly
+		sp.Hidden = p.Hidden
+		sp.NoNetwork = p.NoNetwork
 	} else {
+		if p.NoNetwork {
+			return nil, fmt.Errorf("%w: sandbox.network: deny needs network namespaces, and user namespaces are unavailable here; commands are refused rather than run with the network (set sandbox.network: allow in .orchestration/config.yaml to run them)", ErrUnavailable)
+		}
 		// Landlock cannot carve a read-only hole in a writable root:
 		// such a root is narrowed to its other entries.
 		sp.Writable = narrow(sp.Writable, p.ReadOnly)
@@ -107,13 +114,16 @@ func initCmd(ctx context.Context, sp spec) (*exec.Cmd, error) {
 	if sp.Namespaces {
 		uid, gid := os.Getuid(), os.Getgid()
 		attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+		if sp.NoNetwork {
+			attr.Cloneflags |= syscall.CLONE_NEWNET
+		}
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
 		// The init of an ordinary user keeps, across its exec, the
 		// capabilities it needs in its namespace to mount; it drops
 		// them before the command runs.
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
 	}
 	cmd.SysProcAttr = attr
 	// The init ends the command's whole tree on SIGTERM; SIGKILL follows

@@ -26,13 +26,30 @@ import (
 //	  # instead of refusing them. Not recommended: a command can then
 //	  # rewrite the governance files.
 //	  allow_unconfined: false
+//	  # allow (the default) or deny: with deny, commands run in a network
+//	  # namespace of their own with only a loopback interface (Linux), or
+//	  # under a Seatbelt profile that refuses the network (macOS).
+//	  network: allow
 //
 // The file is a governance file: no command can change it.
 type Config struct {
 	// WritableOutside replaces DefaultWritableOutside when set.
 	WritableOutside []string
 	AllowUnconfined bool
+	// Network is NetworkAllow (the default, "") or NetworkDeny.
+	Network string
 }
+
+// The values of sandbox.network. The default is allow: the commands an agent
+// runs most (go test, npm install, pip install, git fetch) fetch packages,
+// and a sandbox that breaks them is turned off. What a confined command could
+// do with the network against intentgate itself (post forged hook events to
+// the daemon) is refused by the daemon, which answers no process of another
+// PID namespace; a team that also wants no exfiltration sets deny.
+const (
+	NetworkAllow = "allow"
+	NetworkDeny  = "deny"
+)
 
 // DefaultWritableOutside are the build and package caches commands may
 // write, so that ordinary test and build commands work.
@@ -101,22 +118,37 @@ func ParseConfig(path string, data []byte) (Config, error) {
 	var s struct {
 		WritableOutside *[]string `yaml:"writable_outside"`
 		AllowUnconfined *bool     `yaml:"allow_unconfined"`
+		Network         *string   `yaml:"network"`
 	}
 	dec := &doc.Sandbox
 	if dec.Kind != yaml.MappingNode {
-		return Config{}, fmt.Errorf("%s:%d: sandbox must be a mapping (writable_outside, allow_unconfined)", path, dec.Line)
+		return Config{}, fmt.Errorf("%s:%d: sandbox must be a mapping (writable_outside, allow_unconfined, network)", path, dec.Line)
 	}
 	for i := 0; i+1 < len(dec.Content); i += 2 {
 		switch k := dec.Content[i].Value; k {
-		case "writable_outside", "allow_unconfined":
+		case "writable_outside", "allow_unconfined", "network":
 		default:
-			return Config{}, fmt.Errorf("%s:%d: sandbox.%s is not a setting; use writable_outside or allow_unconfined", path, dec.Content[i].Line, k)
+			return Config{}, fmt.Errorf("%s:%d: sandbox.%s is not a setting; use writable_outside, allow_unconfined or network", path, dec.Content[i].Line, k)
 		}
 	}
 	if err := dec.Decode(&s); err != nil {
 		return Config{}, fmt.Errorf("%s:%d: sandbox: %w", path, dec.Line, err)
 	}
 	var c Config
+	if s.Network != nil {
+		switch *s.Network {
+		case NetworkAllow, NetworkDeny:
+			c.Network = *s.Network
+		default:
+			line := dec.Line
+			for i := 0; i+1 < len(dec.Content); i += 2 {
+				if dec.Content[i].Value == "network" {
+					line = dec.Content[i+1].Line
+				}
+			}
+			return Config{}, fmt.Errorf("%s:%d: sandbox.network is %q; use allow or deny", path, line, *s.Network)
+		}
+	}
 	if s.AllowUnconfined != nil {
 		c.AllowUnconfined = *s.AllowUnconfined
 	}

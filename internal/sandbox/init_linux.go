@@ -50,6 +50,16 @@ func setup(sp *spec) error {
 				return fmt.Errorf("making %s read-only: %w", p, err)
 			}
 		}
+		for _, p := range sp.Hidden {
+			if err := hide(p); err != nil {
+				return fmt.Errorf("hiding %s: %w", p, err)
+			}
+		}
+		if sp.NoNetwork {
+			if err := loopbackUp(); err != nil {
+				return fmt.Errorf("the loopback interface of the command's network namespace: %w", err)
+			}
+		}
 		// A /proc of the command's own PID namespace: it sees, and can
 		// signal, only its own processes. Where a /proc cannot be
 		// mounted the host's stays, and the namespace still hides the
@@ -103,6 +113,39 @@ func bindReadOnly(p string) error {
 		}
 	}
 	return unix.Mount("", p, "", flags, "")
+}
+
+// hide mounts an empty read-only tmpfs over the directory p.
+func hide(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("not a directory")
+	}
+	return unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0500")
+}
+
+// loopbackUp brings up lo, the only interface of a new network namespace.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
 // configFor is the Landlock configuration of the kernel's ABI, network left

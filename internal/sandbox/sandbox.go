@@ -31,6 +31,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -45,9 +46,32 @@ type Policy struct {
 	// ReadOnly are paths beneath Writable that stay read-only: the
 	// governance paths.
 	ReadOnly []string
+	// Hidden are directories the command must not even read, replaced by an
+	// empty directory: the per-workspace keys that authenticate the state
+	// decisions rest on. (Linux with namespaces, and macOS.)
+	Hidden []string
+	// NoNetwork runs the command without network: in its own network
+	// namespace with only a loopback interface (sandbox.network: deny).
+	NoNetwork bool
 	// AllowUnconfined runs the command without confinement where the
 	// platform offers none, instead of refusing it (config.yaml opt-out).
 	AllowUnconfined bool
+}
+
+// Hide adds the directories dirs that exist, resolved, to p.Hidden.
+func (p *Policy) Hide(dirs ...string) {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		r, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			continue // nothing there to hide
+		}
+		if fi, err := os.Stat(r); err == nil && fi.IsDir() && !slices.Contains(p.Hidden, r) {
+			p.Hidden = append(p.Hidden, r)
+		}
+	}
 }
 
 // ErrUnavailable is returned, wrapped, when no confinement is possible here
@@ -102,7 +126,7 @@ func ForScope(ws string, scope []string, cfg Config) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the workspace %s: %w", ws, err)
 	}
-	p := &Policy{Workspace: real, AllowUnconfined: cfg.AllowUnconfined}
+	p := &Policy{Workspace: real, AllowUnconfined: cfg.AllowUnconfined, NoNetwork: cfg.Network == NetworkDeny}
 	seen := map[string]bool{}
 	for _, pat := range scope {
 		if strings.HasPrefix(strings.TrimPrefix(filepath.ToSlash(pat), "./"), "../") {
@@ -122,6 +146,30 @@ func ForScope(ws string, scope []string, cfg Config) (*Policy, error) {
 			return nil, err
 		}
 		p.ReadOnly = append(p.ReadOnly, ro...)
+	}
+	// A governance path that is a link: a mount over the link would land
+	// on its target, and the link itself sits in a directory the command
+	// may write; so its target is made read-only too, wherever it is (a
+	// changed or replaced link is restored by the judgement after the
+	// command). A link to nothing yet would let the command create the
+	// governance files through the target's own path: refused.
+	links := append([]string{}, p.ReadOnly...)
+	for _, g := range GovernanceNames {
+		links = append(links, filepath.Join(real, g))
+	}
+	for _, ro := range links {
+		fi, err := os.Lstat(ro)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
+		target, err := filepath.EvalSymlinks(ro)
+		if err != nil {
+			rel, _ := filepath.Rel(real, ro)
+			return nil, fmt.Errorf("the governance path %s is a link to nothing (%v): a command could create what it points to; remove the link, or make its target exist", filepath.ToSlash(rel), err)
+		}
+		if !slices.Contains(p.ReadOnly, target) {
+			p.ReadOnly = append(p.ReadOnly, target)
+		}
 	}
 	for _, c := range cfg.writableOutside() {
 		if c == "" || within(c, real) || within(real, c) {

@@ -407,3 +407,45 @@ func BenchmarkTrue(b *testing.B) {
 		})
 	}
 }
+
+// TestHiddenAndNetwork: a hidden directory is empty inside the command; with
+// NoNetwork the command's network namespace has the loopback interface only,
+// up; without namespaces NoNetwork refuses the command.
+func TestHiddenAndNetwork(t *testing.T) {
+	withMechanism(t, Namespaces)
+	f := newFixture(t)
+	secret := t.TempDir()
+	if err := os.WriteFile(filepath.Join(secret, "key"), []byte("0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := ForScope(f.ws, []string{"src/**"}, Config{WritableOutside: []string{}, Network: NetworkDeny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Hide(secret, filepath.Join(secret, "missing"))
+	if len(p.Hidden) != 1 {
+		t.Fatalf("Hidden = %v, want the one directory that exists", p.Hidden)
+	}
+	cmd, cleanup, err := Shell(context.Background(), p, f.ws,
+		fmt.Sprintf("ls -A %q | wc -l; cat %q/key || echo NO-KEY; grep -c : /proc/net/dev; cat /sys/class/net/lo/operstate 2>/dev/null; ip -o link 2>/dev/null | grep -c UP || true", secret, secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 3 || lines[0] != "0" || !strings.Contains(string(out), "NO-KEY") || strings.Contains(string(out), "0123456789") {
+		t.Errorf("the hidden directory shows inside the command:\n%s", out)
+	}
+	if !strings.Contains(string(out), "\n1\n") {
+		t.Errorf("/proc/net/dev inside the command should list lo only:\n%s", out)
+	}
+
+	withMechanism(t, LandlockOnly)
+	if _, _, err := Shell(context.Background(), p, f.ws, "true"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("NoNetwork without namespaces = %v, want ErrUnavailable", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -117,6 +118,37 @@ func FuzzParseConfig(f *testing.F) {
 			if !filepath.IsAbs(p) || p == "/" {
 				t.Fatalf("ParseConfig(%q) accepted %q", data, p)
 			}
+		}
+	})
+}
+
+func TestRefusedPath(t *testing.T) {
+	for line, want := range map[string]string{
+		"sh: 1: cannot create docs/x: Permission denied":                            "docs/x",
+		"/bin/sh: 1: cannot create .intentignore: Read-only file system":            ".intentignore",
+		"touch: cannot touch 'docs/x': Read-only file system":                       "docs/x",
+		"bash: line 1: docs/y.md: Permission denied":                                "docs/y.md",
+		"bash: docs/z: Permission denied":                                           "docs/z",
+		"mkdir: cannot create directory \u2018.codex\u2019: Permission denied":      ".codex",
+		"rm: cannot remove '.orchestration/sessions/a.json': Read-only file system": ".orchestration/sessions/a.json",
+		"Permission denied":                       "",
+		"error: Operation not permitted":          "",
+		"npm ERR! code EACCES: Permission denied": "",
+	} {
+		if got := RefusedPath(line); got != want {
+			t.Errorf("RefusedPath(%q) = %q, want %q", line, got, want)
+		}
+	}
+}
+
+func FuzzRefusedPath(f *testing.F) {
+	f.Add("touch: cannot touch 'docs/x': Read-only file system")
+	f.Add("sh: 1: cannot create docs/x: Permission denied")
+	f.Add("bash: line 1: a: b: Permission denied")
+	f.Fuzz(func(t *testing.T, line string) {
+		p := RefusedPath(line)
+		if p != "" && !strings.Contains(line, p) {
+			t.Fatalf("RefusedPath(%q) = %q, which is not in the line", line, p)
 		}
 	})
 }
