@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/intentgate/intentgate/agent/provider"
@@ -44,11 +45,11 @@ type Metadata struct {
 // may lose the last step, which a resume repeats.
 type Store struct{ Dir string }
 
-var taskIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var taskIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
 
 // CheckID refuses ids that could name a path outside the store.
 func CheckID(id string) error {
-	if !taskIDPattern.MatchString(id) || id == "." || id == ".." {
+	if !taskIDPattern().MatchString(id) || id == "." || id == ".." {
 		return fmt.Errorf("task id %q: use letters, digits, '.', '_' and '-' only", id)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -80,22 +81,48 @@ func OpenLedger(path string) (*Ledger, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	lock, err := fsx.Acquire(path + ".lock")
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	defer lock.Release()
 	f, err := ledgerOpenFile(path)
 	if err != nil {
 		return nil, err
 	}
+	// A ledger whose last line is whole needs no repair, so opening it takes
+	// no lock (a hook answering a read never waits for appenders); a torn
+	// tail, which may be an append in progress, is repaired under the lock,
+	// and every append repairs under it again before it writes.
+	if ledgerEndsWhole(f) {
+		return newLedger(path, f), nil
+	}
+	lock, err := fsx.Acquire(path + ".lock")
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	defer lock.Release()
 	if _, _, _, err := ledgerRepair(path, f); err != nil {
 		f.Close()
 		return nil, err
 	}
+	return newLedger(path, f), nil
+}
+
+func newLedger(path string, f *os.File) *Ledger {
 	l := &Ledger{path: path, f: f, pending: map[string]ledgerPending{}}
 	l.scond = sync.NewCond(&l.smu)
-	return l, nil
+	return l
+}
+
+// ledgerEndsWhole reports whether f is empty or ends with a newline.
+func ledgerEndsWhole(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	if fi.Size() == 0 {
+		return true
+	}
+	var b [1]byte
+	n, err := f.ReadAt(b[:], fi.Size()-1)
+	return n == 1 && err == nil && b[0] == '\n'
 }
 
 // Path is the ledger file's path.
@@ -667,8 +694,8 @@ func LineLink(line []byte) string { return ledgerLineHash(line) }
 // in order, then Report.
 type ChainVerifier struct {
 	rep      *ChainReport
-	lineOf   map[[32]byte]int // line hash -> first line with it
-	idOf     map[uuid.UUID]int
+	lineOf   *firstSeen[[32]byte] // line hash -> first line with it
+	idOf     *firstSeen[uuid.UUID]
 	named    []bool // named[i]: line i+1 is some record's prev
 	waiting  []chainPending
 	prevHash [32]byte
@@ -681,7 +708,57 @@ type chainPending struct {
 
 // NewChainVerifier returns a verifier that has seen no line.
 func NewChainVerifier() *ChainVerifier {
-	return &ChainVerifier{rep: &ChainReport{}, lineOf: map[[32]byte]int{}, idOf: map[uuid.UUID]int{}}
+	return &ChainVerifier{rep: &ChainReport{},
+		lineOf: newFirstSeen(func(h [32]byte) uint64 { return binary.LittleEndian.Uint64(h[:8]) }),
+		idOf: newFirstSeen(func(id uuid.UUID) uint64 {
+			return binary.LittleEndian.Uint64(id[:8]) ^ binary.LittleEndian.Uint64(id[8:])
+		})}
+}
+
+// LineSum is the hash of line n (1-based) as Add took it.
+func (v *ChainVerifier) LineSum(n int) [32]byte { return v.lineOf.keys[n-1] }
+
+// firstSeen maps keys to the first line they were seen at in about a third
+// of the memory of a map keyed by them (a million-line ledger is verified in
+// bounded memory): a map from a 64-bit fold of the key to the line, every
+// line's key kept once in a slice to confirm a hit, and an exact map for the
+// rare keys whose fold another key has.
+type firstSeen[K comparable] struct {
+	fold  func(K) uint64
+	short map[uint64]int32
+	keys  []K // keys[line-1]; the zero K for a line without one
+	more  map[K]int
+}
+
+func newFirstSeen[K comparable](fold func(K) uint64) *firstSeen[K] {
+	return &firstSeen[K]{fold: fold, short: map[uint64]int32{}, more: map[K]int{}}
+}
+
+func (f *firstSeen[K]) get(k K) (int, bool) {
+	if l, ok := f.short[f.fold(k)]; ok && f.keys[l-1] == k {
+		return int(l), true
+	}
+	l, ok := f.more[k]
+	return l, ok
+}
+
+// note keeps k as line's key, and as the first line with k unless k was
+// seen before; lines come in order.
+func (f *firstSeen[K]) note(k K, line int) {
+	var zero K
+	for len(f.keys) < line {
+		f.keys = append(f.keys, zero)
+	}
+	_, seen := f.get(k)
+	f.keys[line-1] = k
+	if seen {
+		return
+	}
+	if _, taken := f.short[f.fold(k)]; taken {
+		f.more[k] = line
+		return
+	}
+	f.short[f.fold(k)] = int32(line)
 }
 
 // Torn notes a last line of n bytes without its newline.
@@ -698,9 +775,7 @@ func (v *ChainVerifier) Add(sum [32]byte, rec *Record, parseErr error) {
 	h := sum
 	v.named = append(v.named, false)
 	defer func() {
-		if _, seen := v.lineOf[h]; !seen {
-			v.lineOf[h] = i
-		}
+		v.lineOf.note(h, i)
 		v.prevHash = h
 	}()
 	if parseErr != nil || rec == nil {
@@ -713,10 +788,10 @@ func (v *ChainVerifier) Add(sum [32]byte, rec *Record, parseErr error) {
 	rep.Records++
 	// ParseRecord accepts only UUIDs; 16 bytes a line keep this map small.
 	if id, err := uuid.Parse(rec.ID); err == nil {
-		if j, dup := v.idOf[id]; dup {
+		if j, dup := v.idOf.get(id); dup {
 			v.problem(i, ChainDuplicate, "record %s is also line %d", rec.ID, j)
 		} else {
-			v.idOf[id] = i
+			v.idOf.note(id, i)
 		}
 	}
 	if rec.Meta == nil {
@@ -735,7 +810,7 @@ func (v *ChainVerifier) Add(sum [32]byte, rec *Record, parseErr error) {
 		v.problem(i, ChainBroken, "prev %q is not a sha256 link", p)
 		return
 	}
-	switch j, seen := v.lineOf[want]; {
+	switch j, seen := v.lineOf.get(want); {
 	case i > 1 && want == v.prevHash:
 		v.named[i-2] = true
 	case seen:
@@ -754,7 +829,7 @@ func (v *ChainVerifier) problem(line int, fault ChainFault, format string, args 
 func (v *ChainVerifier) Report() *ChainReport {
 	rep := v.rep
 	for _, w := range v.waiting {
-		j, later := v.lineOf[w.prev]
+		j, later := v.lineOf.get(w.prev)
 		switch {
 		case later:
 			v.named[j-1] = true

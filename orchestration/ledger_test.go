@@ -648,3 +648,35 @@ func TestAppendAllChains(t *testing.T) {
 		t.Fatalf("VerifyChain after AppendAll = %v", rep)
 	}
 }
+
+// firstSeen answers like a plain map even when every key folds alike.
+func TestFirstSeenCollisions(t *testing.T) {
+	for name, fold := range map[string]func([32]byte) uint64{
+		"all collide": func([32]byte) uint64 { return 7 },
+		"first byte":  func(h [32]byte) uint64 { return uint64(h[0] % 3) },
+	} {
+		f := newFirstSeen(fold)
+		ref := map[[32]byte]int{}
+		for line := 1; line <= 300; line++ {
+			var k [32]byte
+			k[0], k[31] = byte(line%17), byte(line%23) // repeats: some keys come back
+			if _, ok := ref[k]; !ok {
+				ref[k] = line
+			}
+			f.note(k, line)
+			if f.keys[line-1] != k {
+				t.Fatalf("%s: line %d's key not kept", name, line)
+			}
+		}
+		for k, want := range ref {
+			if got, ok := f.get(k); !ok || got != want {
+				t.Fatalf("%s: get(%x) = %d, %v; want %d", name, k[:1], got, ok, want)
+			}
+		}
+		var absent [32]byte
+		absent[1] = 1
+		if _, ok := f.get(absent); ok {
+			t.Fatalf("%s: an absent key is found", name)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 
 	"github.com/intentgate/intentgate/engine"
@@ -195,15 +196,17 @@ const jsSpaceClass = `[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029
 // at least one character followed by a newline; the shortest that lets the
 // rest match wins, exactly as with the lazy JavaScript groups. The newline
 // after "REPLACE" is consumed here and given back by the caller.
-var blockRE = regexp.MustCompile(
-	`(?:^|\n)<<<<<<< SEARCH>?` + jsSpaceClass + `*\n` +
-		`(?::start_line:` + jsSpaceClass + `*([0-9]+)` + jsSpaceClass + `*\n)?` +
-		`(?::end_line:` + jsSpaceClass + `*[0-9]+` + jsSpaceClass + `*\n)?` +
-		`(?:-------` + jsSpaceClass + `*\n)?` +
-		`(?:\n|()|((?s:.)+?)\n)` +
-		`=======` + jsSpaceClass + `*\n` +
-		`(?:\n|()|((?s:.)+?)\n)` +
-		`>>>>>>> REPLACE(\n|$)`)
+var blockRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(
+		`(?:^|\n)<<<<<<< SEARCH>?` + jsSpaceClass + `*\n` +
+			`(?::start_line:` + jsSpaceClass + `*([0-9]+)` + jsSpaceClass + `*\n)?` +
+			`(?::end_line:` + jsSpaceClass + `*[0-9]+` + jsSpaceClass + `*\n)?` +
+			`(?:-------` + jsSpaceClass + `*\n)?` +
+			`(?:\n|()|((?s:.)+?)\n)` +
+			`=======` + jsSpaceClass + `*\n` +
+			`(?:\n|()|((?s:.)+?)\n)` +
+			`>>>>>>> REPLACE(\n|$)`)
+})
 
 // parseDiff validates the markers of diff and returns its blocks.
 func parseDiff(diff string) ([]diffBlock, error) {
@@ -212,7 +215,7 @@ func parseDiff(diff string) ([]diffBlock, error) {
 	}
 	var blocks []diffBlock
 	for pos := 0; pos < len(diff); {
-		m := blockRE.FindStringSubmatchIndex(diff[pos:])
+		m := blockRE().FindStringSubmatchIndex(diff[pos:])
 		if m == nil {
 			break
 		}

@@ -3,6 +3,7 @@ package tools
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // pyLine is one logical line of Python source: where it starts and ends
@@ -13,7 +14,9 @@ type pyLine struct {
 	text        string
 }
 
-var pyDef = regexp.MustCompile(`^(?:async\s+def|def|class)\s+[A-Za-z_\p{L}][\w\p{L}]*`)
+var pyDef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:async\s+def|def|class)\s+[A-Za-z_\p{L}][\w\p{L}]*`)
+})
 
 // pyDefinitions finds the classes and functions of a Python file, methods
 // and nested functions included. A decorated definition is listed twice, as
@@ -23,7 +26,7 @@ func pyDefinitions(src string) []definition {
 	lines := pyLogicalLines(src)
 	var defs []definition
 	for i, l := range lines {
-		if !pyDef.MatchString(l.text) {
+		if !pyDef().MatchString(l.text) {
 			continue
 		}
 		end := l.last

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -55,7 +57,16 @@ Exit status: 0 intact, 1 not intact, 2 verify could not run.`,
 	return cmd
 }
 
+// verifyMemoryLimit is the soft heap limit verify runs under, unless
+// GOMEMLIMIT says otherwise: what it keeps per line is small, and the rest
+// (each batch's bytes and records) is garbage the collector may take back
+// sooner rather than let the heap double.
+const verifyMemoryLimit = 160 << 20
+
 func runTraceVerify(o *traceVerifyOptions, out, errw io.Writer) error {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(verifyMemoryLimit))
+	}
 	bar, progress := traceNewProgress(errw, "verify", o.progress)
 	rep, err := audit.Verify(audit.VerifyOptions{Workspace: o.workspace, Ledger: o.ledger, NoDrift: o.noDrift, Progress: progress,
 		Remote: o.remote, NoRemote: o.noRemote})

@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -61,10 +62,12 @@ func PatchOps(body string) ([]Op, error) {
 // a command: `apply_patch <<'EOF' ... EOF` (or applypatch, any quoting of the
 // delimiter), optionally after `cd DIR &&`. It returns the heredoc's body
 // and the directory.
-var shellPatchRe = regexp.MustCompile(`(?s)^\s*(?:cd\s+('[^']*'|"[^"]*"|[^\s;&|'"]+)\s*&&\s*)?(?:apply_patch|applypatch)\s*<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)(['"]?)[ \t]*\r?\n(.*)$`)
+var shellPatchRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)^\s*(?:cd\s+('[^']*'|"[^"]*"|[^\s;&|'"]+)\s*&&\s*)?(?:apply_patch|applypatch)\s*<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)(['"]?)[ \t]*\r?\n(.*)$`)
+})
 
 func shellPatch(s string) (body, dir string, ok bool) {
-	m := shellPatchRe.FindStringSubmatch(s)
+	m := shellPatchRe().FindStringSubmatch(s)
 	if m == nil || m[2] != m[4] {
 		return "", "", false
 	}

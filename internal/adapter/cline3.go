@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Cline 3 (the cline CLI 3.x on npm, @cline/core) runs the same hook files,
@@ -214,7 +215,7 @@ type cline3Result struct {
 	Success bool   `json:"success"`
 }
 
-var cline3LineRe = regexp.MustCompile(`^ *([0-9]+) \| (.*)$`)
+var cline3LineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ *([0-9]+) \| (.*)$`) })
 
 // cline3Shown works back what a read_files result showed: lines numbered
 // "N | text" from 1 without a gap, no "[Showing lines ...]" note and no line
@@ -230,7 +231,7 @@ func cline3Shown(result string) (string, bool) {
 	lines := strings.Split(result, "\n")
 	text := make([]string, 0, len(lines))
 	for i, l := range lines {
-		m := cline3LineRe.FindStringSubmatch(l)
+		m := cline3LineRe().FindStringSubmatch(l)
 		if m == nil {
 			return "", false
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // codexOps maps Codex's tools, as its hooks name them (captured from Codex
@@ -69,25 +70,29 @@ func codexOps(tool string, input, resp json.RawMessage, post bool) ([]Op, error)
 // The whole-file reads recognised in a shell command line: one command, one
 // plain file name, nothing else the shell would interpret.
 var (
-	shellWord     = `([A-Za-z0-9_./@+,=~-]+|'[^']+')`
-	catRe         = regexp.MustCompile(`^[ \t]*cat[ \t]+(?:--[ \t]+)?` + shellWord + `[ \t]*$`)
-	sedWholeRe    = regexp.MustCompile(`^[ \t]*sed[ \t]+-n[ \t]+(?:'1,\$p'|"1,\\\$p"|1,\\\$p)[ \t]+(?:--[ \t]+)?` + shellWord + `[ \t]*$`)
-	shellWordMeta = regexp.MustCompile(`[$\x60\\*?\[\]{}~]`)
+	shellWord = `([A-Za-z0-9_./@+,=~-]+|'[^']+')`
+	catRe     = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[ \t]*cat[ \t]+(?:--[ \t]+)?` + shellWord + `[ \t]*$`)
+	})
+	sedWholeRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[ \t]*sed[ \t]+-n[ \t]+(?:'1,\$p'|"1,\\\$p"|1,\\\$p)[ \t]+(?:--[ \t]+)?` + shellWord + `[ \t]*$`)
+	})
+	shellWordMeta = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[$\x60\\*?\[\]{}~]`) })
 )
 
 // ShellWholeRead reports the file a shell command line prints whole, when
 // it is `cat FILE` or `sed -n '1,$p' FILE` and nothing else.
 func ShellWholeRead(cmd string) (string, bool) {
 	var m []string
-	if m = catRe.FindStringSubmatch(cmd); m == nil {
-		if m = sedWholeRe.FindStringSubmatch(cmd); m == nil {
+	if m = catRe().FindStringSubmatch(cmd); m == nil {
+		if m = sedWholeRe().FindStringSubmatch(cmd); m == nil {
 			return "", false
 		}
 	}
 	w := m[1]
 	if strings.HasPrefix(w, "'") {
 		w = strings.Trim(w, "'")
-	} else if shellWordMeta.MatchString(w) || strings.HasPrefix(w, "-") {
+	} else if shellWordMeta().MatchString(w) || strings.HasPrefix(w, "-") {
 		return "", false
 	}
 	if w == "" || strings.HasPrefix(w, "-") {

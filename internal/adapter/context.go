@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
@@ -40,9 +41,11 @@ func (h *hookRun) prompt(ctx context.Context) Reply {
 // hookContextRe matches the context hooks added to a prompt, which some
 // agents (Gemini CLI) repeat in the prompt event: only what the user typed
 // may select an intent.
-var hookContextRe = regexp.MustCompile(`(?s)<hook_context>.*?</hook_context>|(?s)<intentgate>.*?</intentgate>|&lt;intentgate&gt;.*?&lt;/intentgate&gt;`)
+var hookContextRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)<hook_context>.*?</hook_context>|(?s)<intentgate>.*?</intentgate>|&lt;intentgate&gt;.*?&lt;/intentgate&gt;`)
+})
 
-func userText(prompt string) string { return hookContextRe.ReplaceAllString(prompt, "") }
+func userText(prompt string) string { return hookContextRe().ReplaceAllString(prompt, "") }
 
 // externalContext is what an external agent is told when its session starts.
 func externalContext(intents hooks.Intents, current string) string {
@@ -75,8 +78,8 @@ func externalContext(intents hooks.Intents, current string) string {
 func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 var (
-	mentionRe  = regexp.MustCompile(`@([\p{L}\p{N}][\p{L}\p{N}._-]*)`)
-	intentLike = regexp.MustCompile(`^[A-Za-z]+-[0-9]+$`)
+	mentionRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`@([\p{L}\p{N}][\p{L}\p{N}._-]*)`) })
+	intentLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z]+-[0-9]+$`) })
 )
 
 // mentionedIntent finds the intent a prompt names as @ID: the first declared
@@ -84,12 +87,12 @@ var (
 // mistyped one is answered, not ignored).
 func mentionedIntent(prompt string, set *orchestration.IntentSet) (string, bool) {
 	guess := ""
-	for _, m := range mentionRe.FindAllStringSubmatch(prompt, -1) {
+	for _, m := range mentionRe().FindAllStringSubmatch(prompt, -1) {
 		id := strings.TrimRight(m[1], "._-")
 		if _, ok := set.Get(id); ok {
 			return id, true
 		}
-		if guess == "" && intentLike.MatchString(id) {
+		if guess == "" && intentLike().MatchString(id) {
 			guess = id
 		}
 	}

@@ -3,7 +3,6 @@ package audit
 import (
 	"bytes"
 	"net/url"
-	"regexp"
 
 	"github.com/intentgate/intentgate/orchestration"
 )
@@ -16,6 +15,16 @@ import (
 // every other line (another writer's, the seed shape, anything that does not
 // round-trip) goes to the full schema, which also says what is wrong.
 func ownRecordValid(raw []byte, rec *orchestration.Record) bool {
+	if !ownRecordValues(rec) {
+		return false
+	}
+	again, err := orchestration.MarshalShape(rec, orchestration.ShapeAgentTrace)
+	return err == nil && bytes.Equal(again, raw)
+}
+
+// ownRecordValues is ownRecordValid without the round trip: enough for a
+// line orchestration.ParseCanonical read, which is the writer's bytes.
+func ownRecordValues(rec *orchestration.Record) bool {
 	if rec.Tool == nil || rec.Tool.Name != "intentgate" || rec.Tool.Version == "" || rec.Meta == nil || !idForm(rec.ID) {
 		return false
 	}
@@ -49,8 +58,7 @@ func ownRecordValid(raw []byte, rec *orchestration.Record) bool {
 			}
 		}
 	}
-	again, err := orchestration.MarshalShape(rec, orchestration.ShapeAgentTrace)
-	return err == nil && bytes.Equal(again, raw)
+	return true
 }
 
 func contributorType(t string) bool {
@@ -61,9 +69,34 @@ func contributorType(t string) bool {
 	return false
 }
 
-var idPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$`)
-
-func idForm(id string) bool { return len(id) == 36 && idPattern.MatchString(id) }
+// idForm is the schema's pattern for id:
+// ^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$
+func idForm(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	// The pattern's own test, by hand (the regexp is the reference in tests).
+	for i := 0; i < 36; i++ {
+		c := id[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case i == 14:
+			if c < '1' || c > '8' {
+				return false
+			}
+		case i == 19:
+			if c != '8' && c != '9' && c != 'a' && c != 'b' && c != 'A' && c != 'B' {
+				return false
+			}
+		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
+			return false
+		}
+	}
+	return true
+}
 
 // absURI is the JSON Schema "uri" format as the validator applies it: an
 // absolute URI.

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"regexp"
 	"testing"
 
 	"github.com/intentgate/intentgate/orchestration"
@@ -49,3 +50,32 @@ func TestOwnRecordValidAgreesWithSchema(t *testing.T) {
 		}
 	}
 }
+
+// Every line intentgate writes is read by the fast path, and there the
+// value checks alone agree with the full fast validator.
+func TestCanonicalLinesTakeTheFastPath(t *testing.T) {
+	_, ledger := testWorkspace(t, 20)
+	for i, raw := range readLines(t, ledger) {
+		raw = bytes.TrimSuffix(raw, []byte("\n"))
+		rec, ok := orchestration.ParseCanonical(raw)
+		if !ok {
+			t.Fatalf("line %d: intentgate's own line is not read fast: %s", i+1, raw)
+		}
+		if ownRecordValues(rec) != ownRecordValid(raw, rec) {
+			t.Errorf("line %d: value checks and round trip disagree", i+1)
+		}
+	}
+}
+
+func FuzzIDForm(f *testing.F) {
+	f.Add("0195f3c2-7b1a-7c3d-8e4f-0123456789ab")
+	f.Add("0195F3C2-7B1A-9C3D-BE4F-0123456789AB")
+	f.Add("0195f3c2-7b1a-0c3d-8e4f-0123456789ab")
+	f.Fuzz(func(t *testing.T, id string) {
+		if idForm(id) != idPattern.MatchString(id) {
+			t.Fatalf("idForm(%q) = %v, the pattern says otherwise", id, idForm(id))
+		}
+	})
+}
+
+var idPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$`)

@@ -304,6 +304,7 @@ type segBuilder struct {
 	post      map[string][]uint32
 	ranges    []byte // rangeEntry each
 	touched   map[string]*touch
+	keys      []string // scratch for add
 }
 
 // touch is the latest change of a path in a segment, for snapshots.
@@ -324,39 +325,49 @@ func (b *segBuilder) add(l *Line) {
 			b.ids = append(b.ids, id[:]...)
 			b.ids = binary.LittleEndian.AppendUint32(b.ids, rel)
 		}
-		keys := map[string]bool{}
+		// A record has a handful of keys: a slice, deduplicated by a scan,
+		// costs far less than a map per line.
+		keys := b.keys[:0]
+		add := func(k string) {
+			for _, have := range keys {
+				if have == k {
+					return
+				}
+			}
+			keys = append(keys, k)
+		}
 		change := isChange(rec)
 		if intent := rec.Intent(); intent != "" {
-			keys[keyIntent+intent] = true
+			add(keyIntent + intent)
 		}
 		if m := rec.Meta; m != nil {
 			if m.Session != "" {
-				keys[keySession+m.Session] = true
+				add(keySession + m.Session)
 			}
 			if m.Tool != "" {
-				keys[keyTool+m.Tool] = true
+				add(keyTool + m.Tool)
 			}
 			switch {
 			case m.Decision == orchestration.DecisionDeny || m.Mutation == orchestration.MutationDenial:
 				flags |= flagDenial
-				keys[keyDenial] = true
+				add(keyDenial)
 				if code := denialCode(m.Denial); code != "" {
-					keys[keyDenial+code] = true
+					add(keyDenial + code)
 				}
 			case m.Decision == orchestration.DecisionViolation || m.Mutation == orchestration.MutationViolation:
 				flags |= flagViolate
-				keys[keyViolate] = true
+				add(keyViolate)
 			}
 		}
 		if change {
 			flags |= flagChange
-			keys[keyChange] = true
+			add(keyChange)
 		}
 		for _, f := range rec.Files {
-			keys[keyPath+f.Path] = true
+			add(keyPath + f.Path)
 			for _, c := range f.Conversations {
 				if c.Contributor != nil && c.Contributor.ModelID != "" {
-					keys[keyModel+c.Contributor.ModelID] = true
+					add(keyModel + c.Contributor.ModelID)
 				}
 				if !change {
 					continue
@@ -373,9 +384,10 @@ func (b *segBuilder) add(l *Line) {
 				b.touched[f.Path] = &touch{after: rec.Meta.AfterSHA256, mutation: rec.Meta.Mutation}
 			}
 		}
-		for k := range keys {
+		for _, k := range keys {
 			b.post[k] = append(b.post[k], rel)
 		}
+		b.keys = keys
 	}
 	b.lines = binary.LittleEndian.AppendUint64(b.lines, uint64(l.Off))
 	b.lines = binary.LittleEndian.AppendUint32(b.lines, uint32(len(l.Full)))
@@ -416,7 +428,7 @@ func (ix *Index) build(firstLine int, from, to int64) (*segmentRef, string, erro
 	var end int64 = from
 	var last []byte
 	n := 0
-	err := Scan(ix.ledger, ScanOptions{Parse: true, From: from, FirstLine: firstLine, To: to}, func(l *Line) error {
+	err := Scan(ix.ledger, ScanOptions{Parse: true, NoSum: true, From: from, FirstLine: firstLine, To: to}, func(l *Line) error {
 		if !l.Complete {
 			return nil // a torn tail or an append in progress: next time
 		}

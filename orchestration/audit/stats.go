@@ -76,7 +76,7 @@ func (t statTable) rows() []StatRow {
 func ComputeStats(ledger string, progress func(read int64)) (*Stats, error) {
 	s := &Stats{}
 	intents, models, tools := statTable{}, statTable{}, statTable{}
-	err := Scan(ledger, ScanOptions{Parse: true, Progress: progress}, func(l *Line) error {
+	err := Scan(ledger, ScanOptions{Parse: true, NoSum: true, Progress: progress}, func(l *Line) error {
 		if !l.Complete {
 			return nil
 		}

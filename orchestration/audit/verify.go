@@ -213,8 +213,6 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 		cps = append(cps, more...)
 	}
 	cv := newCheckpointVerifier(cps)
-	var allSums [][32]byte // for the forks git must explain
-
 	chain := orchestration.NewChainVerifier()
 	var invalid []Finding
 	latest := map[string]*driftSource{}
@@ -234,7 +232,6 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 		}
 		rep.Bytes += int64(len(l.Full))
 		cv.line(l)
-		allSums = append(allSums, l.Sum)
 		if o.wantSums {
 			fullHash.Write(l.Full)
 			if l.No > o.sumsFrom {
@@ -297,7 +294,7 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 	var explained map[int]bool
 	if repo != nil && len(rep.Forks) > 0 {
 		key, _ := ledgerKey(repo, path)
-		if explained, err = mergedForks(repo, key, rep.Forks, func(n int) [32]byte { return allSums[n-1] }); err != nil {
+		if explained, err = mergedForks(repo, key, rep.Forks, chain.LineSum); err != nil {
 			return nil, err
 		}
 	}
