@@ -16,8 +16,12 @@ import (
 // nopRuntime allows every call and runs nothing: what remains is the loop.
 type nopRuntime struct{}
 
-func (nopRuntime) Authorize(context.Context, *engine.Call) error { return nil }
-func (nopRuntime) Dispatch(context.Context, *engine.Call) (*engine.Result, error) {
+func (nopRuntime) DispatchApproved(ctx context.Context, c *engine.Call, approve engine.Approve) (*engine.Result, error) {
+	if approve != nil {
+		if err := approve(ctx, c); err != nil {
+			return nil, err
+		}
+	}
 	return &engine.Result{Output: "ok"}, nil
 }
 

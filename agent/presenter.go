@@ -88,10 +88,6 @@ func (p *presenter) one(ctx context.Context, u provider.Block) ([]provider.Block
 		return p.fail(u, fmt.Sprintf("%s was called with the same arguments %d times in a row, which suggests a loop. Try a different approach.", u.Name, 3), true), "", "", nil
 	}
 
-	// Pre-hooks first: a refused call is never offered for approval.
-	if err := t.opts.Runtime.Authorize(ctx, p.call(u)); err != nil {
-		return p.refused(u, err), "", "", nil
-	}
 	switch u.Name {
 	case "ask_followup_question":
 		return p.followup(ctx, u, args)
@@ -99,35 +95,41 @@ func (p *presenter) one(ctx context.Context, u provider.Block) ([]provider.Block
 		return p.completion(ctx, u, args)
 	}
 
+	// The runtime runs the pre-hooks, then asks (a refused call is never
+	// offered for approval), then runs the tool and the post-hooks.
+	var rejected *rejection
 	feedback := ""
+	var approve engine.Approve
 	if group := approvalGroup(u.Name); !t.opts.AutoApprove.Allows(group) {
-		kind, text := p.askFor(u, args)
-		a, err := t.ask(ctx, kind, text)
-		if err != nil {
-			return nil, "", "", err
-		}
-		if a.Text != "" {
-			t.say(SayUserFeedback, a.Text)
-		}
-		if a.Response != YesButtonClicked {
-			p.rejected = true
-			msg := "The user denied this operation."
-			if a.Text != "" {
-				msg += " The user provided the following feedback:\n<feedback>\n" + a.Text + "\n</feedback>"
+		approve = func(ctx context.Context, _ *engine.Call) error {
+			kind, text := p.askFor(u, args)
+			a, err := t.ask(ctx, kind, text)
+			if err != nil {
+				return err
 			}
-			return []provider.Block{toolResult(u.ID, msg, false)}, "", "", nil
+			if a.Text != "" {
+				t.say(SayUserFeedback, a.Text)
+			}
+			if a.Response != YesButtonClicked {
+				rejected = &rejection{feedback: a.Text}
+				return rejected
+			}
+			feedback = a.Text
+			return nil
 		}
-		feedback = a.Text
 	}
-
 	if u.Name == "new_task" {
-		return p.subtask(ctx, u, args, feedback)
+		return p.subtask(ctx, u, args, approve, &feedback, &rejected)
 	}
-	c := p.call(u)
-	res, err := t.opts.Runtime.Dispatch(ctx, c)
+	res, err := t.opts.Runtime.DispatchApproved(ctx, p.call(u), approve)
+	if rejected != nil {
+		return p.denied(u, rejected), "", "", nil
+	}
 	var pe *engine.PostError
 	switch {
 	case err == nil:
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return nil, "", "", err
 	case errors.As(err, &pe):
 		// The call happened; what failed is its record, which the person
 		// must know about. The model gets the result.
@@ -153,6 +155,23 @@ func (p *presenter) one(ctx context.Context, u provider.Block) ([]provider.Block
 		out += "\n\nThe user approved this operation and provided the following context:\n<feedback>\n" + feedback + "\n</feedback>"
 	}
 	return []provider.Block{toolResult(u.ID, out, false)}, "", "", nil
+}
+
+// rejection is the person's "no" to a call, returned by the approval so the
+// tool does not run.
+type rejection struct{ feedback string }
+
+func (r *rejection) Error() string { return "the user denied this operation" }
+
+// denied is what the model gets for a call the person rejected; the rest of
+// the message's calls are skipped.
+func (p *presenter) denied(u provider.Block, r *rejection) []provider.Block {
+	p.rejected = true
+	msg := "The user denied this operation."
+	if r.feedback != "" {
+		msg += " The user provided the following feedback:\n<feedback>\n" + r.feedback + "\n</feedback>"
+	}
+	return []provider.Block{toolResult(u.ID, msg, false)}
 }
 
 func errOr(err error, s string) string {
@@ -234,7 +253,7 @@ func (p *presenter) askFor(u provider.Block, args map[string]json.RawMessage) (A
 
 func (p *presenter) followup(ctx context.Context, u provider.Block, args map[string]json.RawMessage) ([]provider.Block, Outcome, string, error) {
 	t := p.t
-	res, err := t.opts.Runtime.Dispatch(ctx, p.call(u))
+	res, err := t.opts.Runtime.DispatchApproved(ctx, p.call(u), nil)
 	if err != nil {
 		var pe *engine.PostError
 		if !errors.As(err, &pe) {
@@ -286,7 +305,7 @@ func (p *presenter) followup(ctx context.Context, u provider.Block, args map[str
 
 func (p *presenter) completion(ctx context.Context, u provider.Block, args map[string]json.RawMessage) ([]provider.Block, Outcome, string, error) {
 	t := p.t
-	if _, err := t.opts.Runtime.Dispatch(ctx, p.call(u)); err != nil {
+	if _, err := t.opts.Runtime.DispatchApproved(ctx, p.call(u), nil); err != nil {
 		var pe *engine.PostError
 		if !errors.As(err, &pe) {
 			return p.refused(u, err), "", "", nil
@@ -319,16 +338,22 @@ func (p *presenter) completion(ctx context.Context, u provider.Block, args map[s
 
 // subtask runs new_task as a child task in the requested mode; the parent
 // waits and continues with the child's result.
-func (p *presenter) subtask(ctx context.Context, u provider.Block, args map[string]json.RawMessage, feedback string) ([]provider.Block, Outcome, string, error) {
+func (p *presenter) subtask(ctx context.Context, u provider.Block, args map[string]json.RawMessage, approve engine.Approve, fb *string, rejected **rejection) ([]provider.Block, Outcome, string, error) {
 	t := p.t
-	res, err := t.opts.Runtime.Dispatch(ctx, p.call(u))
+	_, err := t.opts.Runtime.DispatchApproved(ctx, p.call(u), approve)
+	if *rejected != nil {
+		return p.denied(u, *rejected), "", "", nil
+	}
 	if err != nil {
 		var pe *engine.PostError
-		if !errors.As(err, &pe) {
+		switch {
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			return nil, "", "", err
+		case !errors.As(err, &pe):
 			return p.refused(u, err), "", "", nil
 		}
 	}
-	_ = res
+	feedback := *fb
 	mode := str(args, "mode")
 	if mode == "" {
 		mode = str(args, "mode_slug")

@@ -13,12 +13,13 @@ import (
 	"github.com/intentgate/intentgate/engine"
 )
 
-// Runtime is the governed runtime every tool call goes through: Authorize
-// runs the pre-hooks only (so a refused call is never put to the person),
-// Dispatch runs pre-hooks, tool and post-hooks. *engine.Engine satisfies it.
+// Runtime is the governed runtime every tool call goes through:
+// DispatchApproved runs the pre-hooks, then approve (when not nil: the
+// person is asked), then the tool and the post-hooks, so the pre-hooks run
+// once and a refused call is never put to the person. *engine.Engine and the
+// workspace runtime satisfy it.
 type Runtime interface {
-	Authorize(ctx context.Context, c *engine.Call) error
-	Dispatch(ctx context.Context, c *engine.Call) (*engine.Result, error)
+	DispatchApproved(ctx context.Context, c *engine.Call, approve engine.Approve) (*engine.Result, error)
 }
 
 // Options configure a task.
