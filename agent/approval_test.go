@@ -115,7 +115,7 @@ func TestPreHooksRunOnceAroundApproval(t *testing.T) {
 	}
 	want := []string{
 		"pre w1", "ask tool app/a.txt", "tool w1", "post w1",
-		"pre w2", // refused: never asked, never run
+		"pre w2",                       // refused: never asked, never run
 		"pre w3", "ask tool app/c.txt", // rejected: never run
 		"pre done", "post done", "ask completion_result ",
 	}
