@@ -608,7 +608,7 @@ func (t *Task) loop(ctx context.Context, content []provider.Block) (Outcome, str
 			}
 			t.requests = 0
 		}
-		t.manageContext()
+		t.manageContext(ctx)
 		content = append(content, provider.Block{Type: provider.Text, Text: t.environmentDetails(first)})
 		first = false
 		t.appendHistory(provider.Message{Role: provider.User, Content: content})
