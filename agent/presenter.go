@@ -22,6 +22,9 @@ type presenter struct {
 	rejected bool // the person rejected a call of this message
 }
 
+// maxDiffBytes bounds the file read to show a change as a diff.
+const maxDiffBytes = 1 << 20
+
 func toolResult(id, text string, isErr bool) provider.Block {
 	return provider.Block{Type: provider.ToolResult, ToolUseID: id, Content: text, IsError: isErr}
 }
@@ -210,10 +213,21 @@ func (p *presenter) askFor(u provider.Block, args map[string]json.RawMessage) (A
 		return AskCommand, str(args, "command")
 	case "write_to_file":
 		st.Tool = ToolNewFileCreated
-		if _, err := os.Stat(filepath.Join(p.t.opts.Workspace, filepath.FromSlash(path))); err == nil {
-			st.Tool = ToolEditedExistingFile
-		}
 		st.Content = str(args, "content")
+		// An existing file's change is shown as a diff. The path passed the
+		// pre-hooks (inside the workspace); it is checked again here since
+		// the file is read for the person.
+		if filepath.IsLocal(filepath.FromSlash(path)) {
+			full := filepath.Join(p.t.opts.Workspace, filepath.FromSlash(path))
+			if fi, err := os.Stat(full); err == nil {
+				st.Tool = ToolEditedExistingFile
+				if fi.Mode().IsRegular() && fi.Size() <= maxDiffBytes {
+					if old, err := os.ReadFile(full); err == nil {
+						st.Diff = unifiedDiff(path, string(old), st.Content)
+					}
+				}
+			}
+		}
 	case "apply_diff":
 		st.Tool, st.Diff = ToolAppliedDiff, str(args, "diff")
 	case "insert_content":

@@ -256,6 +256,10 @@ func (u *runUI) event(e agent.Event) {
 
 func (u *runUI) text(m agent.Message, taskID string) {
 	w := u.out
+	if m.Type == agent.TypeAsk && u.tty {
+		agent.RenderAsk(w, m)
+		return
+	}
 	if m.Type == agent.TypeAsk {
 		switch m.Ask {
 		case agent.AskCommand:
@@ -279,9 +283,6 @@ func (u *runUI) text(m agent.Message, taskID string) {
 			}
 		default:
 			fmt.Fprintf(w, "? %s %s\n", m.Ask, m.Text)
-		}
-		if u.tty {
-			fmt.Fprint(w, "[y] approve  [n] reject  or type feedback: ")
 		}
 		return
 	}
@@ -348,7 +349,12 @@ func (u *runUI) answer(ctx context.Context, task *agent.Task, cancel func()) {
 				continue
 			}
 			var err error
-			if a, err = parseAnswer(line, u.tty); err != nil {
+			if u.tty {
+				a, err = agent.ParseTerminalAnswer(ask, line)
+			} else {
+				a, err = agent.ParseAnswer([]byte(line))
+			}
+			if err != nil {
 				u.warn(err.Error())
 				continue
 			}
@@ -366,22 +372,6 @@ func (u *runUI) warn(msg string) {
 	defer u.mu.Unlock()
 	u.out.Flush()
 	fmt.Fprintln(u.errw, "intentgate:", msg)
-}
-
-// parseAnswer reads a JSON answer line, or on a terminal a typed answer.
-func parseAnswer(line string, tty bool) (agent.Answer, error) {
-	if !tty || strings.HasPrefix(line, "{") {
-		return agent.ParseAnswer([]byte(line))
-	}
-	switch {
-	case line == "y" || line == "yes":
-		return agent.Answer{Response: agent.YesButtonClicked}, nil
-	case line == "n" || line == "no":
-		return agent.Answer{Response: agent.NoButtonClicked}, nil
-	case strings.HasPrefix(line, "y:"):
-		return agent.Answer{Response: agent.YesButtonClicked, Text: strings.TrimSpace(line[2:])}, nil
-	}
-	return agent.Answer{Response: agent.MessageResponse, Text: line}, nil
 }
 
 func (u *runUI) finish(res *agent.Result, errw io.Writer) {
