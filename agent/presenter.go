@@ -22,6 +22,9 @@ type presenter struct {
 	rejected bool // the person rejected a call of this message
 }
 
+// maxDiffBytes bounds the file read to show a change as a diff.
+const maxDiffBytes = 1 << 20
+
 func toolResult(id, text string, isErr bool) provider.Block {
 	return provider.Block{Type: provider.ToolResult, ToolUseID: id, Content: text, IsError: isErr}
 }
@@ -88,10 +91,6 @@ func (p *presenter) one(ctx context.Context, u provider.Block) ([]provider.Block
 		return p.fail(u, fmt.Sprintf("%s was called with the same arguments %d times in a row, which suggests a loop. Try a different approach.", u.Name, 3), true), "", "", nil
 	}
 
-	// Pre-hooks first: a refused call is never offered for approval.
-	if err := t.opts.Runtime.Authorize(ctx, p.call(u)); err != nil {
-		return p.refused(u, err), "", "", nil
-	}
 	switch u.Name {
 	case "ask_followup_question":
 		return p.followup(ctx, u, args)
@@ -99,35 +98,41 @@ func (p *presenter) one(ctx context.Context, u provider.Block) ([]provider.Block
 		return p.completion(ctx, u, args)
 	}
 
+	// The runtime runs the pre-hooks, then asks (a refused call is never
+	// offered for approval), then runs the tool and the post-hooks.
+	var rejected *rejection
 	feedback := ""
+	var approve engine.Approve
 	if group := approvalGroup(u.Name); !t.opts.AutoApprove.Allows(group) {
-		kind, text := p.askFor(u, args)
-		a, err := t.ask(ctx, kind, text)
-		if err != nil {
-			return nil, "", "", err
-		}
-		if a.Text != "" {
-			t.say(SayUserFeedback, a.Text)
-		}
-		if a.Response != YesButtonClicked {
-			p.rejected = true
-			msg := "The user denied this operation."
-			if a.Text != "" {
-				msg += " The user provided the following feedback:\n<feedback>\n" + a.Text + "\n</feedback>"
+		approve = func(ctx context.Context, _ *engine.Call) error {
+			kind, text := p.askFor(u, args)
+			a, err := t.ask(ctx, kind, text)
+			if err != nil {
+				return err
 			}
-			return []provider.Block{toolResult(u.ID, msg, false)}, "", "", nil
+			if a.Text != "" {
+				t.say(SayUserFeedback, a.Text)
+			}
+			if a.Response != YesButtonClicked {
+				rejected = &rejection{feedback: a.Text}
+				return rejected
+			}
+			feedback = a.Text
+			return nil
 		}
-		feedback = a.Text
 	}
-
 	if u.Name == "new_task" {
-		return p.subtask(ctx, u, args, feedback)
+		return p.subtask(ctx, u, args, approve, &feedback, &rejected)
 	}
-	c := p.call(u)
-	res, err := t.opts.Runtime.Dispatch(ctx, c)
+	res, err := t.opts.Runtime.DispatchApproved(ctx, p.call(u), approve)
+	if rejected != nil {
+		return p.denied(u, rejected), "", "", nil
+	}
 	var pe *engine.PostError
 	switch {
 	case err == nil:
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return nil, "", "", err
 	case errors.As(err, &pe):
 		// The call happened; what failed is its record, which the person
 		// must know about. The model gets the result.
@@ -153,6 +158,23 @@ func (p *presenter) one(ctx context.Context, u provider.Block) ([]provider.Block
 		out += "\n\nThe user approved this operation and provided the following context:\n<feedback>\n" + feedback + "\n</feedback>"
 	}
 	return []provider.Block{toolResult(u.ID, out, false)}, "", "", nil
+}
+
+// rejection is the person's "no" to a call, returned by the approval so the
+// tool does not run.
+type rejection struct{ feedback string }
+
+func (r *rejection) Error() string { return "the user denied this operation" }
+
+// denied is what the model gets for a call the person rejected; the rest of
+// the message's calls are skipped.
+func (p *presenter) denied(u provider.Block, r *rejection) []provider.Block {
+	p.rejected = true
+	msg := "The user denied this operation."
+	if r.feedback != "" {
+		msg += " The user provided the following feedback:\n<feedback>\n" + r.feedback + "\n</feedback>"
+	}
+	return []provider.Block{toolResult(u.ID, msg, false)}
 }
 
 func errOr(err error, s string) string {
@@ -191,10 +213,21 @@ func (p *presenter) askFor(u provider.Block, args map[string]json.RawMessage) (A
 		return AskCommand, str(args, "command")
 	case "write_to_file":
 		st.Tool = ToolNewFileCreated
-		if _, err := os.Stat(filepath.Join(p.t.opts.Workspace, filepath.FromSlash(path))); err == nil {
-			st.Tool = ToolEditedExistingFile
-		}
 		st.Content = str(args, "content")
+		// An existing file's change is shown as a diff. The path passed the
+		// pre-hooks (inside the workspace); it is checked again here since
+		// the file is read for the person.
+		if filepath.IsLocal(filepath.FromSlash(path)) {
+			full := filepath.Join(p.t.opts.Workspace, filepath.FromSlash(path))
+			if fi, err := os.Stat(full); err == nil {
+				st.Tool = ToolEditedExistingFile
+				if fi.Mode().IsRegular() && fi.Size() <= maxDiffBytes {
+					if old, err := os.ReadFile(full); err == nil {
+						st.Diff = unifiedDiff(path, string(old), st.Content)
+					}
+				}
+			}
+		}
 	case "apply_diff":
 		st.Tool, st.Diff = ToolAppliedDiff, str(args, "diff")
 	case "insert_content":
@@ -234,7 +267,7 @@ func (p *presenter) askFor(u provider.Block, args map[string]json.RawMessage) (A
 
 func (p *presenter) followup(ctx context.Context, u provider.Block, args map[string]json.RawMessage) ([]provider.Block, Outcome, string, error) {
 	t := p.t
-	res, err := t.opts.Runtime.Dispatch(ctx, p.call(u))
+	res, err := t.opts.Runtime.DispatchApproved(ctx, p.call(u), nil)
 	if err != nil {
 		var pe *engine.PostError
 		if !errors.As(err, &pe) {
@@ -286,7 +319,7 @@ func (p *presenter) followup(ctx context.Context, u provider.Block, args map[str
 
 func (p *presenter) completion(ctx context.Context, u provider.Block, args map[string]json.RawMessage) ([]provider.Block, Outcome, string, error) {
 	t := p.t
-	if _, err := t.opts.Runtime.Dispatch(ctx, p.call(u)); err != nil {
+	if _, err := t.opts.Runtime.DispatchApproved(ctx, p.call(u), nil); err != nil {
 		var pe *engine.PostError
 		if !errors.As(err, &pe) {
 			return p.refused(u, err), "", "", nil
@@ -319,16 +352,22 @@ func (p *presenter) completion(ctx context.Context, u provider.Block, args map[s
 
 // subtask runs new_task as a child task in the requested mode; the parent
 // waits and continues with the child's result.
-func (p *presenter) subtask(ctx context.Context, u provider.Block, args map[string]json.RawMessage, feedback string) ([]provider.Block, Outcome, string, error) {
+func (p *presenter) subtask(ctx context.Context, u provider.Block, args map[string]json.RawMessage, approve engine.Approve, fb *string, rejected **rejection) ([]provider.Block, Outcome, string, error) {
 	t := p.t
-	res, err := t.opts.Runtime.Dispatch(ctx, p.call(u))
+	_, err := t.opts.Runtime.DispatchApproved(ctx, p.call(u), approve)
+	if *rejected != nil {
+		return p.denied(u, *rejected), "", "", nil
+	}
 	if err != nil {
 		var pe *engine.PostError
-		if !errors.As(err, &pe) {
+		switch {
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			return nil, "", "", err
+		case !errors.As(err, &pe):
 			return p.refused(u, err), "", "", nil
 		}
 	}
-	_ = res
+	feedback := *fb
 	mode := str(args, "mode")
 	if mode == "" {
 		mode = str(args, "mode_slug")

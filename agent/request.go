@@ -73,11 +73,14 @@ func requestText(content []provider.Block) string {
 }
 
 func (t *Task) stream(ctx context.Context, content []provider.Block) (*provider.Reply, error) {
+	// The history is only appended to (or replaced whole), so the request
+	// shares it instead of copying it: the slice is capped so that nothing
+	// appended later shows through.
 	t.mu.Lock()
-	hist := append([]provider.Message(nil), t.history...)
+	hist := t.history[:len(t.history):len(t.history)]
 	t.mu.Unlock()
 	req := &provider.Request{Model: t.opts.Model, System: t.opts.System(t.mode), Messages: hist,
-		Tools: t.opts.Tools(t.mode), MaxTokens: t.opts.MaxTokens}
+		Tools: t.toolsFor(t.mode), MaxTokens: t.opts.MaxTokens, Cache: &t.wire}
 	info := APIReqInfo{Request: requestText(content), APIProtocol: t.protocol()}
 	started := t.ts()
 	t.add(Message{TS: started, Type: TypeSay, Say: SayAPIReqStarted, Text: mustJSON(info), APIProtocol: t.protocol()})
@@ -134,4 +137,21 @@ func (t *Task) stream(ctx context.Context, content []provider.Block) (*provider.
 	usage := t.usage
 	t.emit(Event{Name: EventTokenUsage, State: t.State(), TokenUsage: &usage})
 	return reply, nil
+}
+
+// toolsFor returns the tool definitions of a mode, built once per task: the
+// same slice every request, which lets the provider keep their encoding.
+func (t *Task) toolsFor(mode string) []provider.Tool {
+	if ts, ok := t.tools4[mode]; ok {
+		return ts
+	}
+	if t.tools4 == nil {
+		t.tools4 = map[string][]provider.Tool{}
+	}
+	var ts []provider.Tool
+	if t.opts.Tools != nil {
+		ts = t.opts.Tools(mode)
+	}
+	t.tools4[mode] = ts
+	return ts
 }

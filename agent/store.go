@@ -62,6 +62,11 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
+	return writeFile(path, b)
+}
+
+// writeFile replaces path with b atomically.
+func writeFile(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -101,6 +106,25 @@ func (s *Store) SaveMessages(id string, m []Message) error {
 
 func (s *Store) SaveHistory(id string, h []provider.Message) error {
 	return writeJSON(filepath.Join(s.dir(id), historyFile), h)
+}
+
+// saveArray replaces file name of task id with a JSON array of items that
+// are already encoded.
+func (s *Store) saveArray(id, name string, items [][]byte) error {
+	n := 2
+	for _, it := range items {
+		n += len(it) + 2
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ",\n"...)
+		}
+		b = append(b, it...)
+	}
+	b = append(b, ']')
+	return writeFile(filepath.Join(s.dir(id), name), b)
 }
 
 func (s *Store) SaveMetadata(m *Metadata) error {

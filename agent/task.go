@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,12 +15,13 @@ import (
 	"github.com/intentgate/intentgate/engine"
 )
 
-// Runtime is the governed runtime every tool call goes through: Authorize
-// runs the pre-hooks only (so a refused call is never put to the person),
-// Dispatch runs pre-hooks, tool and post-hooks. *engine.Engine satisfies it.
+// Runtime is the governed runtime every tool call goes through:
+// DispatchApproved runs the pre-hooks, then approve (when not nil: the
+// person is asked), then the tool and the post-hooks, so the pre-hooks run
+// once and a refused call is never put to the person. *engine.Engine and the
+// workspace runtime satisfy it.
 type Runtime interface {
-	Authorize(ctx context.Context, c *engine.Call) error
-	Dispatch(ctx context.Context, c *engine.Call) (*engine.Result, error)
+	DispatchApproved(ctx context.Context, c *engine.Call, approve engine.Approve) (*engine.Result, error)
 }
 
 // Options configure a task.
@@ -134,6 +137,12 @@ type Task struct {
 	lastCall  string
 	repeats   int
 	resumed   bool
+
+	// wire is the provider's encoding of the history; tools4 the tool
+	// definitions per mode.
+	wire   provider.Cache
+	tools4 map[string][]provider.Tool
+	stored storeCache
 }
 
 // New starts a task with text. The id is the governance session id of every
@@ -277,6 +286,7 @@ func (t *Task) add(m Message) {
 	n := len(t.messages)
 	if n > 0 && t.messages[n-1].TS == m.TS {
 		t.messages[n-1] = m
+		t.stored.touch(n - 1)
 	} else {
 		t.messages = append(t.messages, m)
 	}
@@ -302,6 +312,7 @@ func (t *Task) update(ts int64, text string) {
 	for i := len(t.messages) - 1; i >= 0; i-- {
 		if t.messages[i].TS == ts {
 			t.messages[i].Text = text
+			t.stored.touch(i)
 			m = t.messages[i]
 			break
 		}
@@ -344,23 +355,90 @@ func (t *Task) ask(ctx context.Context, kind Ask, text string) (Answer, error) {
 	}
 }
 
+// storeCache keeps the stored encoding of each message and history entry,
+// so that a save encodes only what changed.
+type storeCache struct {
+	msgs      [][]byte
+	dirty     int // the first message changed since the last save
+	hist      [][]byte
+	histFirst []*provider.Block // identity of each encoded history entry
+	histLen   []int
+	histSaved bool   // the history file holds the current history
+	meta      []byte // the metadata last saved, without its Updated time
+}
+
+// touch notes that message i changed.
+func (c *storeCache) touch(i int) { c.dirty = min(c.dirty, i) }
+
+// encode brings the cache up to date with msgs and hist; it reports
+// whether the history changed.
+func (c *storeCache) encode(msgs []Message, hist []provider.Message) (histChanged bool) {
+	if c.dirty < len(c.msgs) {
+		c.msgs = c.msgs[:c.dirty]
+	}
+	for i := len(c.msgs); i < len(msgs); i++ {
+		b, _ := json.Marshal(msgs[i])
+		c.msgs = append(c.msgs, b)
+	}
+	c.msgs = c.msgs[:len(msgs)]
+	c.dirty = len(msgs)
+	keep := 0
+	for keep < len(hist) && keep < len(c.hist) {
+		m := &hist[keep]
+		if len(m.Content) == 0 || c.histFirst[keep] != &m.Content[0] || c.histLen[keep] != len(m.Content) {
+			break
+		}
+		keep++
+	}
+	if keep == len(hist) && keep == len(c.hist) && c.histSaved {
+		return false
+	}
+	c.hist, c.histFirst, c.histLen = c.hist[:keep], c.histFirst[:keep], c.histLen[:keep]
+	for i := keep; i < len(hist); i++ {
+		b, _ := json.Marshal(hist[i])
+		var first *provider.Block
+		if len(hist[i].Content) > 0 {
+			first = &hist[i].Content[0]
+		}
+		c.hist, c.histFirst, c.histLen = append(c.hist, b), append(c.histFirst, first), append(c.histLen, len(hist[i].Content))
+	}
+	return true
+}
+
 func (t *Task) save() {
 	if t.opts.Store == nil || t.id == "" {
 		return
 	}
 	t.mu.Lock()
-	msgs := append([]Message(nil), t.messages...)
-	hist := append([]provider.Message(nil), t.history...)
+	// Only what changed is encoded; history entries never change once
+	// appended, so their identity says whether they are the encoded ones.
+	histChanged := t.stored.encode(t.messages, t.history)
+	msgs := t.stored.msgs[:len(t.stored.msgs):len(t.stored.msgs)]
+	hist := t.stored.hist[:len(t.stored.hist):len(t.stored.hist)]
 	meta := &Metadata{ID: t.id, ParentID: t.opts.ParentID, Task: t.text, Mode: t.mode,
-		Provider: t.protocol(), Model: t.opts.Model, Created: t.created, Updated: t.opts.Now().UTC(),
+		Provider: t.protocol(), Model: t.opts.Model, Created: t.created,
 		State: t.state, Completed: t.completed, Mistakes: t.mistakes, TokenUsage: t.usage, ToolUsage: t.tools}
 	t.mu.Unlock()
 	// A failed save is reported in the stream; the task goes on, since the
 	// workspace and the ledger already hold what happened.
 	var errs []error
-	errs = append(errs, t.opts.Store.SaveHistory(t.id, hist))
-	errs = append(errs, t.opts.Store.SaveMessages(t.id, msgs))
-	errs = append(errs, t.opts.Store.SaveMetadata(meta))
+	if histChanged {
+		err := t.opts.Store.saveArray(t.id, historyFile, hist)
+		errs = append(errs, err)
+		t.mu.Lock()
+		t.stored.histSaved = err == nil
+		t.mu.Unlock()
+	}
+	errs = append(errs, t.opts.Store.saveArray(t.id, messagesFile, msgs))
+	// The metadata is written when more than its Updated time changed.
+	key, _ := json.Marshal(meta)
+	if !bytes.Equal(key, t.stored.meta) {
+		meta.Updated = t.opts.Now().UTC()
+		err := t.opts.Store.SaveMetadata(meta)
+		if errs = append(errs, err); err == nil {
+			t.stored.meta = key
+		}
+	}
 	if err := errors.Join(errs...); err != nil && t.opts.OnEvent != nil {
 		t.emit(Event{Name: EventToolFailed, Tool: "task_store", Error: "saving the task failed: " + err.Error()})
 	}
@@ -530,7 +608,7 @@ func (t *Task) loop(ctx context.Context, content []provider.Block) (Outcome, str
 			}
 			t.requests = 0
 		}
-		t.manageContext()
+		t.manageContext(ctx)
 		content = append(content, provider.Block{Type: provider.Text, Text: t.environmentDetails(first)})
 		first = false
 		t.appendHistory(provider.Message{Role: provider.User, Content: content})

@@ -291,6 +291,17 @@ func safePost(ctx context.Context, h PostHook, c *Call, r *Result) (err error) {
 // comes back as a Result-less error. A post-hook failure comes back as a
 // *PostError together with the Result, because the call did happen.
 func (e *Engine) Dispatch(ctx context.Context, c *Call) (*Result, error) {
+	return e.DispatchApproved(ctx, c, nil)
+}
+
+// Approve is asked between a call's pre-hooks and its tool: a person
+// approving the call. Its error stops the call and is returned as is.
+type Approve func(ctx context.Context, c *Call) error
+
+// DispatchApproved is Dispatch with approve (when not nil) asked after the
+// pre-hooks allowed the call and before its tool runs, so the pre-hooks run
+// once and a refused call is never put to the person.
+func (e *Engine) DispatchApproved(ctx context.Context, c *Call, approve Approve) (*Result, error) {
 	e.resolve(c)
 	spec, known := c.Spec()
 	if err := e.Authorize(ctx, c); err != nil {
@@ -302,6 +313,11 @@ func (e *Engine) Dispatch(ctx context.Context, c *Call) (*Result, error) {
 			Hint:    "use one of: " + joinNames(e.reg.Names())}
 		e.deny(ctx, c, d)
 		return nil, d
+	}
+	if approve != nil {
+		if err := approve(ctx, c); err != nil {
+			return nil, err
+		}
 	}
 	r, err := spec.Tool.Run(ctx, c)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // Role of a message in the conversation.
@@ -56,6 +57,8 @@ type Request struct {
 	Messages  []Message
 	Tools     []Tool
 	MaxTokens int
+	// Cache, when set, is the conversation's encoding cache (see Cache).
+	Cache *Cache
 }
 
 // Usage is what a request cost in tokens. InputTokens excludes cache reads
@@ -109,4 +112,22 @@ func (e *StatusError) Error() string {
 // Retryable reports whether the request may succeed when sent again.
 func (e *StatusError) Retryable() bool {
 	return e.Status == 429 || e.Status == 408 || e.Status == 409 || e.Status >= 500
+}
+
+// Cache keeps a provider's encoding of one conversation between its
+// requests, so that a request encodes only the messages that are new. The
+// messages of a conversation must not change once sent: the task only
+// appends to its history, or replaces it with a new slice (condensing). A
+// provider keeps its own state in the cache; one that has none ignores it.
+type Cache struct {
+	mu    sync.Mutex
+	state any
+}
+
+// Swap gives f the provider's state (nil at first) and keeps what f
+// returns.
+func (c *Cache) Swap(f func(state any) any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state = f(c.state)
 }

@@ -69,6 +69,10 @@ func (u *terminal) event(e agent.Event) {
 
 func (u *terminal) text(m agent.Message, taskID string) {
 	w := u.out
+	if m.Type == agent.TypeAsk && u.tty {
+		agent.RenderAsk(w, m)
+		return
+	}
 	if m.Type == agent.TypeAsk {
 		switch m.Ask {
 		case agent.AskCommand:
@@ -92,9 +96,6 @@ func (u *terminal) text(m agent.Message, taskID string) {
 			}
 		default:
 			fmt.Fprintf(w, "? %s %s\n", m.Ask, m.Text)
-		}
-		if u.tty {
-			fmt.Fprint(w, "[y] approve  [n] reject  or type feedback: ")
 		}
 		return
 	}
@@ -154,7 +155,12 @@ func (u *terminal) answer(ctx context.Context, task *agent.Task, cancel func()) 
 				continue
 			}
 			var err error
-			if a, err = parseAnswer(line, u.tty); err != nil {
+			if u.tty {
+				a, err = agent.ParseTerminalAnswer(ask, line)
+			} else {
+				a, err = parseAnswer(line, false)
+			}
+			if err != nil {
 				u.warn(err.Error())
 				continue
 			}

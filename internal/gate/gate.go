@@ -187,6 +187,18 @@ func (rt *Runtime) Dispatch(ctx context.Context, c *engine.Call) (*engine.Result
 	return rt.eng.Dispatch(ctx, c)
 }
 
+// DispatchApproved is Dispatch with approve asked between the pre-hooks and
+// the tool (engine.Engine.DispatchApproved), within the session's turn.
+func (rt *Runtime) DispatchApproved(ctx context.Context, c *engine.Call, approve engine.Approve) (*engine.Result, error) {
+	ctx, release, err := rt.Hold(ctx, c.Session)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rt.prepare(c)
+	return rt.eng.DispatchApproved(ctx, c, approve)
+}
+
 // Authorize runs the pre-hooks only, for a tool an external agent runs. It
 // returns nil or a *engine.Denial.
 func (rt *Runtime) Authorize(ctx context.Context, c *engine.Call) error {

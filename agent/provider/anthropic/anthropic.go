@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
@@ -126,11 +127,21 @@ func Params(req *provider.Request) (sdk.MessageNewParams, error) {
 
 // Stream sends req and streams the reply.
 func (p *Provider) Stream(ctx context.Context, req *provider.Request, emit func(provider.Chunk)) (*provider.Reply, error) {
-	params, err := Params(req)
+	body, err := encode(req)
 	if err != nil {
 		return nil, err
 	}
-	stream := p.client.Messages.NewStreaming(ctx, params)
+	// The SDK is given empty params, and the body it built from them is
+	// replaced on the way out: it would otherwise copy the whole body again
+	// to add "stream", which the own body already has.
+	stream := p.client.Messages.NewStreaming(ctx, sdk.MessageNewParams{}, option.WithMiddleware(
+		func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			r.Body = body.reader()
+			r.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
+			r.ContentLength = int64(len(body.b))
+			r.Header.Set("Content-Type", "application/json")
+			return next(r)
+		}))
 	defer stream.Close()
 	reply := &provider.Reply{}
 	type open struct {
