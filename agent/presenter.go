@@ -295,6 +295,10 @@ func (p *presenter) completion(ctx context.Context, u provider.Block, args map[s
 	t.mistakes = 0
 	result := str(args, "result")
 	t.say(SayCompletionResult, result)
+	// As the reference does, the task reports itself completed as soon as
+	// it presents its result, before the person answers the result's ask:
+	// an unattended client (IPC) learns the task is done and can close it.
+	t.emitCompleted()
 	if t.opts.ParentID != "" {
 		// A subtask's completion goes to its parent, which resumes.
 		t.completed = true
