@@ -100,7 +100,7 @@ func (p *presenter) one(ctx context.Context, u provider.Block) ([]provider.Block
 	}
 
 	feedback := ""
-	if group := approvalGroup(u.Name); !t.opts.AutoApprove.Allows(group) {
+	if group := approvalGroup(u.Name); !t.opts.AutoApprove.Allows(group) && !browserFollowOn(u.Name, args) {
 		kind, text := p.askFor(u, args)
 		a, err := t.ask(ctx, kind, text)
 		if err != nil {
@@ -152,7 +152,9 @@ func (p *presenter) one(ctx context.Context, u provider.Block) ([]provider.Block
 	if feedback != "" {
 		out += "\n\nThe user approved this operation and provided the following context:\n<feedback>\n" + feedback + "\n</feedback>"
 	}
-	return []provider.Block{toolResult(u.ID, out, false)}, "", "", nil
+	r := toolResult(u.ID, out, false)
+	r.Images = resultImages(res)
+	return []provider.Block{r}, "", "", nil
 }
 
 func errOr(err error, s string) string {
@@ -189,6 +191,10 @@ func (p *presenter) askFor(u provider.Block, args map[string]json.RawMessage) (A
 	switch u.Name {
 	case "execute_command":
 		return AskCommand, str(args, "command")
+	case "browser_action":
+		if str(args, "action") == "launch" {
+			return AskBrowserActionLaunch, str(args, "url")
+		}
 	case "write_to_file":
 		st.Tool = ToolNewFileCreated
 		if _, err := os.Stat(filepath.Join(p.t.opts.Workspace, filepath.FromSlash(path))); err == nil {
