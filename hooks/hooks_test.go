@@ -10,19 +10,17 @@ import (
 	"testing"
 
 	"github.com/intentgate/intentgate/engine"
-	"github.com/intentgate/intentgate/hooks"
+	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/intentgate/intentgate/orchestration"
-	"github.com/intentgate/intentgate/tools"
 )
 
-// env is a workspace governed by every policy, wired as the CLI wires it.
+// env is a workspace governed by every policy, opened with gate.Open as
+// every front door opens one.
 type env struct {
-	t     *testing.T
-	dir   string
-	orch  string
-	eng   *engine.Engine
-	ws    *engine.Workspace
-	store *orchestration.IntentStore
+	t    *testing.T
+	dir  string
+	orch string
+	rt   *gate.Runtime
 }
 
 const intentsYAML = `active_intents:
@@ -51,41 +49,24 @@ func newEnv(t *testing.T, files map[string]string) *env {
 // openEnv opens dir afresh, as a new process would.
 func openEnv(t *testing.T, dir string) *env {
 	t.Helper()
-	e := &env{t: t, dir: dir, orch: filepath.Join(dir, ".orchestration")}
-	ws, err := engine.OpenWorkspace(dir)
+	return &env{t: t, dir: dir, orch: filepath.Join(dir, ".orchestration"), rt: openRuntime(t, dir)}
+}
+
+// openRuntime opens the governed workspace at dir with the production
+// wiring, closed when the test ends.
+func openRuntime(t *testing.T, dir string) *gate.Runtime {
+	t.Helper()
+	rt, err := gate.Open(dir, gate.Options{Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.ws = ws
-	store, err := orchestration.OpenIntentStore(filepath.Join(e.orch, "active_intents.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.store = store
-	sessions := orchestration.OpenSessions(filepath.Join(e.orch, "sessions"))
-	ledger, err := orchestration.OpenLedger(filepath.Join(e.orch, "agent_trace.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ledger.Close(); store.Close(); ws.Close() })
-	reg := engine.NewRegistry()
-	reg.Register(engine.Spec{Name: hooks.SelectTool, Group: engine.GroupRead, Tool: hooks.SelectActiveIntent(store, sessions, e.orch)})
-	reg.Register(engine.Spec{Name: "read_file", Group: engine.GroupRead, Tool: tools.ReadFile()})
-	reg.Register(engine.Spec{Name: "write_to_file", Group: engine.GroupEdit, Tool: tools.WriteFile()})
-	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand, Tool: tools.ExecuteCommand(tools.CommandOptions{})})
-	hl := hooks.NewHashLock(sessions)
-	tr := hooks.NewTrace(hooks.TraceConfig{Ledger: ledger, Version: "test",
-		Then: []hooks.Recorder{hooks.NewIntentMap(store, e.orch)}})
-	e.eng = engine.New(reg)
-	e.eng.Use(hooks.Intact(e.orch), hooks.Gatekeeper(store, sessions), hooks.Protected(ws), hooks.Scope(store), hl)
-	e.eng.After(hooks.NewCommandAudit(ws, store), hl, tr)
-	e.eng.OnDenial(tr)
-	return e
+	t.Cleanup(func() { rt.Close() })
+	return rt
 }
 
 func (e *env) call(tool string, args map[string]any) (*engine.Result, error) {
 	raw, _ := json.Marshal(args)
-	return e.eng.Dispatch(context.Background(), &engine.Call{ID: "c", Session: "s", Tool: tool, Args: raw, WS: e.ws})
+	return e.rt.Dispatch(context.Background(), &engine.Call{ID: "c", Session: "s", Tool: tool, Args: raw})
 }
 
 func (e *env) must(tool string, args map[string]any) *engine.Result {
@@ -138,7 +119,7 @@ func TestIntentEditsTakeEffectMidSession(t *testing.T) {
 	// says why.
 	e.writeIntents("active_intents:\n  - id: INT-001\n    status: [\n")
 	e.want(engine.IntentNotActive, "write_to_file", map[string]any{"path": "src/b.go", "content": "b\n"})
-	if e.store.Problem() == nil {
+	if e.rt.IntentsProblem() == nil {
 		t.Error("Problem() = nil after a broken edit")
 	}
 

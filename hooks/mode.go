@@ -2,29 +2,14 @@ package hooks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/orchestration"
 )
-
-// modeAlways are the tools every mode has whatever its groups: Roo Code's
-// ALWAYS_AVAILABLE_TOOLS, and select_active_intent, since no mode may keep a
-// model from following the intent protocol.
-var modeAlways = []string{"ask_followup_question", "attempt_completion", "switch_mode", "new_task",
-	"update_todo_list", SelectTool}
-
-func isModeAlways(tool string) bool {
-	for _, t := range modeAlways {
-		if t == tool {
-			return true
-		}
-	}
-	return false
-}
 
 // Modes is the mode policy. Its pre-hook refuses, with TOOL_NOT_ALLOWED, a
 // call that the session's mode does not grant: a tool outside the mode's
@@ -36,15 +21,18 @@ func isModeAlways(tool string) bool {
 type Modes struct {
 	sessions *orchestration.SessionStore
 	modes    *orchestration.ModeStore
+	always   []string
 }
 
-// NewModes returns the mode policy.
-func NewModes(sessions *orchestration.SessionStore, modes *orchestration.ModeStore) *Modes {
-	return &Modes{sessions: sessions, modes: modes}
+// NewModes returns the mode policy. always are the tools every mode has
+// whatever its groups, as the tool catalog declares them
+// (internal/catalog.Always).
+func NewModes(sessions *orchestration.SessionStore, modes *orchestration.ModeStore, always []string) *Modes {
+	return &Modes{sessions: sessions, modes: modes, always: slices.Clone(always)}
 }
 
 func (m *Modes) Pre(ctx context.Context, c *engine.Call) error {
-	if isModeAlways(c.Tool) {
+	if slices.Contains(m.always, c.Tool) {
 		return nil
 	}
 	if c.Mode == "" && c.Session != "" {
@@ -77,14 +65,14 @@ func (m *Modes) Pre(ctx context.Context, c *engine.Call) error {
 		}
 		return &engine.Denial{Code: engine.ToolNotAllowed,
 			Message: fmt.Sprintf("%s is not a tool intentgate knows, so %s mode (%s), which allows %s, cannot vouch for it",
-				c.Tool, mode.Name, mode.Slug, modeAllows(mode)),
+				c.Tool, mode.Name, mode.Slug, m.allows(mode)),
 			Hint: "use one of the tools of this mode, or switch_mode to code"}
 	}
 	g, ok := mode.Group(string(spec.Group))
 	if !ok {
 		return &engine.Denial{Code: engine.ToolNotAllowed,
 			Message: fmt.Sprintf("%s (group %s) is not available in %s mode (%s), which allows %s",
-				c.Tool, spec.Group, mode.Name, mode.Slug, modeAllows(mode)),
+				c.Tool, spec.Group, mode.Name, mode.Slug, m.allows(mode)),
 			Hint: fmt.Sprintf("use a tool this mode allows, or call switch_mode with a mode that has the %s group: %s",
 				spec.Group, modesWith(set, string(spec.Group)))}
 	}
@@ -109,14 +97,14 @@ func (m *Modes) Pre(ctx context.Context, c *engine.Call) error {
 			g.FileRegex, rel, modesEditing(set, rel))}
 }
 
-// modeAllows describes what a mode grants, for messages.
-func modeAllows(m *orchestration.Mode) string {
-	always := "the tools every mode has (" + strings.Join(modeAlways, ", ") + ")"
-	if len(m.Groups) == 0 {
+// allows describes what a mode grants, for messages.
+func (m *Modes) allows(mode *orchestration.Mode) string {
+	always := "the tools every mode has (" + strings.Join(m.always, ", ") + ")"
+	if len(mode.Groups) == 0 {
 		return "only " + always
 	}
-	gs := make([]string, len(m.Groups))
-	for i, g := range m.Groups {
+	gs := make([]string, len(mode.Groups))
+	for i, g := range mode.Groups {
 		gs[i] = g.String()
 	}
 	return "the groups " + strings.Join(gs, ", ") + " and " + always
@@ -148,16 +136,6 @@ func modesEditing(set *orchestration.ModeSet, rel string) string {
 	return strings.Join(out, ", ")
 }
 
-// The keys and JSON shapes of the session tools' Result.Data (see
-// tools.DataMode and the rest): hooks reads them without importing tools.
-const (
-	dataMode       = "mode"
-	dataTodos      = "todos"
-	dataQuestion   = "question"
-	dataCompletion = "completion"
-	dataTask       = "task"
-)
-
 // Post records the effect of a session tool in its session.
 func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) error {
 	if c.Session == "" || r == nil || len(r.Data) == 0 {
@@ -166,7 +144,7 @@ func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 	var apply func(s *orchestration.Session, now time.Time) error
 	switch c.Tool {
 	case "switch_mode":
-		slug, ok := r.Data[dataMode].(string)
+		slug, ok := r.Data[orchestration.EffectMode].(string)
 		if !ok {
 			return nil
 		}
@@ -175,14 +153,14 @@ func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 			return nil
 		}
 	case "update_todo_list":
-		var todos []orchestration.Todo
-		if err := redecode(r.Data[dataTodos], &todos); err != nil {
+		todos, err := effect[[]orchestration.Todo](c, r, orchestration.EffectTodos)
+		if err != nil {
 			return err
 		}
 		apply = func(s *orchestration.Session, _ time.Time) error { return s.SetTodoList(todos) }
 	case "ask_followup_question":
-		var q orchestration.Question
-		if err := redecode(r.Data[dataQuestion], &q); err != nil {
+		q, err := effect[orchestration.Question](c, r, orchestration.EffectQuestion)
+		if err != nil {
 			return err
 		}
 		apply = func(s *orchestration.Session, now time.Time) error {
@@ -191,8 +169,8 @@ func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 			return nil
 		}
 	case "attempt_completion":
-		var done orchestration.Completion
-		if err := redecode(r.Data[dataCompletion], &done); err != nil {
+		done, err := effect[orchestration.Completion](c, r, orchestration.EffectCompletion)
+		if err != nil {
 			return err
 		}
 		apply = func(s *orchestration.Session, now time.Time) error {
@@ -201,8 +179,8 @@ func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 			return nil
 		}
 	case "new_task":
-		var t orchestration.Task
-		if err := redecode(r.Data[dataTask], &t); err != nil {
+		t, err := effect[orchestration.Task](c, r, orchestration.EffectTask)
+		if err != nil {
 			return err
 		}
 		apply = func(s *orchestration.Session, now time.Time) error {
@@ -220,17 +198,17 @@ func (m *Modes) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 		return fmt.Errorf("record the effect of %s in session %q: %w", c.Tool, c.Session, err)
 	}
 	if c.Tool == "switch_mode" {
-		c.Mode = r.Data[dataMode].(string)
+		c.Mode = r.Data[orchestration.EffectMode].(string)
 	}
 	return nil
 }
 
-// redecode moves a value of the tools' Data into the session's type of the
-// same JSON shape.
-func redecode(v, into any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
+// effect is the value a session tool put in r.Data under key, of the
+// session's own type; anything else is a tool that broke its contract.
+func effect[T any](c *engine.Call, r *engine.Result, key string) (T, error) {
+	v, ok := r.Data[key].(T)
+	if !ok {
+		return v, fmt.Errorf("%s returned %s as %T, want %T", c.Tool, key, r.Data[key], v)
 	}
-	return json.Unmarshal(b, into)
+	return v, nil
 }

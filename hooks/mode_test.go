@@ -10,17 +10,16 @@ import (
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
+	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/intentgate/intentgate/orchestration"
-	"github.com/intentgate/intentgate/tools"
 )
 
-// modeEnv is a workspace governed by the gatekeeper, the mode policy and the
-// usage counter, with the tools of each group.
+// modeEnv is a workspace governed by every policy, opened with gate.Open as
+// every front door opens one.
 type modeEnv struct {
 	t        *testing.T
 	dir      string
-	eng      *engine.Engine
-	ws       *engine.Workspace
+	rt       *gate.Runtime
 	sessions *orchestration.SessionStore
 }
 
@@ -41,41 +40,13 @@ func newModeEnv(t *testing.T, files map[string]string) *modeEnv {
 			t.Fatal(err)
 		}
 	}
-	ws, err := engine.OpenWorkspace(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	orch := filepath.Join(dir, ".orchestration")
-	store, err := orchestration.OpenIntentStore(filepath.Join(orch, "active_intents.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close(); ws.Close() })
-	sessions := orchestration.OpenSessions(filepath.Join(orch, "sessions"))
-	modes := orchestration.OpenModes(filepath.Join(orch, "modes.yaml"))
-	usage := hooks.NewUsage(sessions)
-	reg := engine.NewRegistry()
-	reg.Register(engine.Spec{Name: hooks.SelectTool, Group: engine.GroupRead, Tool: hooks.SelectActiveIntent(store, sessions, orch)})
-	reg.Register(engine.Spec{Name: "read_file", Group: engine.GroupRead, Tool: tools.ReadFile()})
-	reg.Register(engine.Spec{Name: "write_to_file", Group: engine.GroupEdit, Tool: tools.WriteFile()})
-	reg.Register(engine.Spec{Name: "execute_command", Group: engine.GroupCommand, Tool: tools.ExecuteCommand(tools.CommandOptions{})})
-	reg.Register(engine.Spec{Name: "switch_mode", Group: engine.GroupModes, Tool: tools.SwitchMode(modes)})
-	reg.Register(engine.Spec{Name: "update_todo_list", Group: engine.GroupModes, Tool: tools.UpdateTodoList()})
-	reg.Register(engine.Spec{Name: "ask_followup_question", Group: engine.GroupModes, Tool: tools.AskFollowupQuestion()})
-	reg.Register(engine.Spec{Name: "attempt_completion", Group: engine.GroupModes, Tool: tools.AttemptCompletion()})
-	reg.Register(engine.Spec{Name: "new_task", Group: engine.GroupModes, Tool: tools.NewTask(modes)})
-	reg = usage.Tools(reg)
-	mp := hooks.NewModes(sessions, modes)
-	e := engine.New(reg)
-	e.Use(hooks.Gatekeeper(store, sessions), mp, hooks.Protected(ws), hooks.Scope(store))
-	e.After(mp, usage)
-	e.OnDenial(usage)
-	return &modeEnv{t: t, dir: dir, eng: e, ws: ws, sessions: sessions}
+	rt := openRuntime(t, dir)
+	return &modeEnv{t: t, dir: dir, rt: rt, sessions: rt.Stores().Sessions}
 }
 
 func (e *modeEnv) call(session, tool string, args map[string]any) (*engine.Result, error) {
 	raw, _ := json.Marshal(args)
-	return e.eng.Dispatch(context.Background(), &engine.Call{ID: "c", Session: session, Tool: tool, Args: raw, WS: e.ws})
+	return e.rt.Dispatch(context.Background(), &engine.Call{ID: "c", Session: session, Tool: tool, Args: raw})
 }
 
 func (e *modeEnv) must(session, tool string, args map[string]any) *engine.Result {

@@ -60,7 +60,7 @@ func (u *Usage) Tools(reg *engine.Registry) *engine.Registry {
 	for _, name := range reg.Names() {
 		spec, _ := reg.Lookup(name)
 		if t := spec.Tool; t != nil {
-			spec.Tool = engine.ToolFunc(func(ctx context.Context, c *engine.Call) (*engine.Result, error) {
+			counted := engine.ToolFunc(func(ctx context.Context, c *engine.Call) (*engine.Result, error) {
 				r, err := t.Run(ctx, c)
 				if err != nil {
 					if _, denied := engine.AsDenial(err); !denied {
@@ -70,8 +70,22 @@ func (u *Usage) Tools(reg *engine.Registry) *engine.Registry {
 				}
 				return r, err
 			})
+			spec.Tool = counted
+			// A tool that decides per call whether it changes the
+			// workspace keeps deciding: without this, an MCP tool call
+			// would count as read-only by its group and pass the
+			// gatekeeper without an intent.
+			if cl, ok := t.(engine.Classifier); ok {
+				spec.Tool = classified{counted, cl}
+			}
 		}
 		out.Register(spec)
 	}
 	return out
+}
+
+// classified is a counted tool that still classifies its calls.
+type classified struct {
+	engine.ToolFunc
+	engine.Classifier
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
-	"github.com/intentgate/intentgate/orchestration"
 )
 
 func TestPathArgs(t *testing.T) {
@@ -70,19 +69,10 @@ func FuzzPathArgs(f *testing.F) {
 	})
 }
 
-// extTool stands for an MCP tool: it mutates unless its arguments say
-// "readonly": true, and its own arguments sit under "arguments".
-type extTool struct{}
-
-func (extTool) Run(ctx context.Context, c *engine.Call) (*engine.Result, error) {
-	return &engine.Result{Output: "ran"}, nil
-}
-
-func (extTool) Mutates(c *engine.Call) bool {
-	raw, _ := c.Arg("readonly")
-	return string(raw) != "true"
-}
-
+// The path arguments of MCP tools, through the production wiring: no MCP
+// server is configured, so use_mcp_tool counts as mutating (an unknown
+// server's tool may change anything) and is judged before any connection;
+// access_mcp_resource reads, so its file: URIs need only stay inside.
 func TestPathArgScope(t *testing.T) {
 	dir := t.TempDir()
 	for name, body := range map[string]string{
@@ -99,67 +89,54 @@ func TestPathArgScope(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "src", "link")); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := engine.OpenWorkspace(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	orch := filepath.Join(dir, ".orchestration")
-	store, err := orchestration.OpenIntentStore(filepath.Join(orch, "active_intents.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	sessions := orchestration.OpenSessions(filepath.Join(orch, "sessions"))
-	reg := engine.NewRegistry()
-	reg.Register(engine.Spec{Name: hooks.SelectTool, Group: engine.GroupRead, Tool: hooks.SelectActiveIntent(store, sessions, orch)})
-	reg.Register(engine.Spec{Name: "ext", Group: engine.GroupMCP, Tool: extTool{}})
-	argsOf := func(c *engine.Call) (json.RawMessage, string, bool) {
-		if c.Tool != "ext" {
-			return nil, "", false
-		}
-		raw, _ := c.Arg("arguments")
-		return raw, "", true
-	}
-	eng := engine.New(reg)
-	eng.Use(hooks.Gatekeeper(store, sessions), hooks.PathArgScope(reg, ws, store, argsOf))
-	call := func(session string, args string) error {
-		_, err := eng.Dispatch(context.Background(), &engine.Call{ID: "c", Session: session, Tool: "ext", Args: json.RawMessage(args), WS: ws})
+	rt := openRuntime(t, dir)
+	root := filepath.ToSlash(rt.Root())
+	call := func(session, tool, args string) error {
+		_, err := rt.Dispatch(context.Background(), &engine.Call{ID: "c", Session: session, Tool: tool, Args: json.RawMessage(args)})
 		return err
 	}
-	check := func(session, args string, want engine.Code) {
+	// A call the policies let through reaches the tool, which refuses it
+	// for the server nobody configured.
+	check := func(session, tool, args string, want engine.Code) {
 		t.Helper()
-		err := call(session, args)
+		err := call(session, tool, args)
 		d, denied := engine.AsDenial(err)
 		switch {
-		case want == "" && err != nil:
-			t.Errorf("%s: %v, want allowed", args, err)
+		case want == "" && (err == nil || !strings.Contains(err.Error(), "no such MCP server")):
+			t.Errorf("%s %s: %v, want the policies to let it reach the tool", tool, args, err)
 		case want != "" && (!denied || d.Code != want):
-			t.Errorf("%s: %v, want %s", args, err, want)
+			t.Errorf("%s %s: %v, want %s", tool, args, err, want)
 		}
 	}
-	// No intent: read-only calls pass if their paths stay in the workspace.
-	check("s0", `{"readonly":true,"arguments":{"path":"docs/b.txt"}}`, "")
-	check("s0", `{"readonly":true,"arguments":{"path":"."}}`, "")
-	check("s0", `{"readonly":true,"arguments":{"path":"../x"}}`, engine.PathEscape)
-	check("s0", `{"readonly":true,"arguments":{"path":"src/link/x"}}`, engine.PathEscape)
-	check("s0", `{"readonly":true,"arguments":{"uri":"file://`+filepath.ToSlash(outside)+`/x"}}`, engine.PathEscape)
-	check("s0", `{"arguments":{"path":"src/a.txt"}}`, engine.NoActiveIntent)
+	use := func(args string) string {
+		return `{"server_name":"fs","tool_name":"write","arguments":` + args + `}`
+	}
+	resource := func(uri string) string { return `{"server_name":"docs","uri":"` + uri + `"}` }
 
-	if _, err := eng.Dispatch(context.Background(), &engine.Call{ID: "c", Session: "s1", Tool: hooks.SelectTool,
-		Args: json.RawMessage(`{"intent_id":"INT-001"}`), WS: ws}); err != nil {
+	// No intent: reads pass if their paths stay in the workspace; a tool
+	// that may write needs an intent.
+	check("s0", "access_mcp_resource", resource("file://"+root+"/docs/b.txt"), "")
+	check("s0", "access_mcp_resource", resource("file://"+root+"/src/link/x"), engine.PathEscape)
+	check("s0", "access_mcp_resource", resource("file://"+filepath.ToSlash(outside)+"/x"), engine.PathEscape)
+	check("s0", "access_mcp_resource", resource("docs://readme"), "")
+	check("s0", "use_mcp_tool", use(`{"path":"src/a.txt"}`), engine.NoActiveIntent)
+
+	if err := call("s1", hooks.SelectTool, `{"intent_id":"INT-001"}`); err != nil {
 		t.Fatal(err)
 	}
-	check("s1", `{"arguments":{"path":"src/a.txt"}}`, "")
-	check("s1", `{"arguments":{"path":"`+filepath.ToSlash(filepath.Join(dir, "src", "new.txt"))+`"}}`, "")
-	check("s1", `{"arguments":{"path":"docs/b.txt"}}`, engine.ScopeViolation)
-	check("s1", `{"arguments":{"paths":["src/a.txt","docs/b.txt"]}}`, engine.ScopeViolation)
-	check("s1", `{"arguments":{"source":"src/a.txt","destination":"docs/a.txt"}}`, engine.ScopeViolation)
-	check("s1", `{"arguments":{"path":"."}}`, engine.ScopeViolation)
-	check("s1", `{"arguments":{"path":"src/../docs/b.txt"}}`, engine.PathEscape)
-	check("s1", `{"arguments":{"path":"~/src/a.txt"}}`, engine.PathEscape)
-	check("s1", `{"arguments":{"path":"src/secret/k"}}`, engine.ProtectedPath)
-	check("s1", `{"arguments":{"path":".orchestration/agent_trace.jsonl"}}`, engine.ProtectedPath)
-	check("s1", `{"arguments":{"note":"file:///etc/passwd"}}`, engine.PathEscape)
-	check("s1", `{"arguments":{"path":"src/link/x"}}`, engine.PathEscape)
+	check("s1", "use_mcp_tool", use(`{"path":"src/a.txt"}`), "")
+	check("s1", "use_mcp_tool", use(`{"path":"`+filepath.ToSlash(filepath.Join(rt.Root(), "src", "new.txt"))+`"}`), "")
+	check("s1", "use_mcp_tool", use(`{"path":"docs/b.txt"}`), engine.ScopeViolation)
+	check("s1", "use_mcp_tool", use(`{"paths":["src/a.txt","docs/b.txt"]}`), engine.ScopeViolation)
+	check("s1", "use_mcp_tool", use(`{"source":"src/a.txt","destination":"docs/a.txt"}`), engine.ScopeViolation)
+	check("s1", "use_mcp_tool", use(`{"path":"."}`), engine.ScopeViolation)
+	check("s1", "use_mcp_tool", use(`{"path":"../x"}`), engine.PathEscape)
+	// Relative to the workspace, where an unconfigured server's paths
+	// resolve, this is docs/b.txt.
+	check("s1", "use_mcp_tool", use(`{"path":"src/../docs/b.txt"}`), engine.ScopeViolation)
+	check("s1", "use_mcp_tool", use(`{"path":"~/src/a.txt"}`), engine.PathEscape)
+	check("s1", "use_mcp_tool", use(`{"path":"src/secret/k"}`), engine.ProtectedPath)
+	check("s1", "use_mcp_tool", use(`{"path":".orchestration/agent_trace.jsonl"}`), engine.ProtectedPath)
+	check("s1", "use_mcp_tool", use(`{"note":"file:///etc/passwd"}`), engine.PathEscape)
+	check("s1", "use_mcp_tool", use(`{"path":"src/link/x"}`), engine.PathEscape)
 }

@@ -59,6 +59,18 @@ type Session struct {
 // not match) or a state it depended on gone.
 var ErrSessionRefused = errors.New("session refused")
 
+// The keys under which the session tools (switch_mode, update_todo_list,
+// ask_followup_question, attempt_completion, new_task) put what they decided
+// in engine.Result.Data, as values of the types below; the mode policy
+// records them in the session, and front doors show them.
+const (
+	EffectMode       = "mode"       // string: the mode slug switched to
+	EffectTodos      = "todos"      // []Todo
+	EffectQuestion   = "question"   // Question
+	EffectCompletion = "completion" // Completion
+	EffectTask       = "task"       // Task
+)
+
 // Todo is one item of a session's todo list. Status is pending, in_progress
 // or completed, as in Roo Code.
 type Todo struct {
@@ -86,24 +98,27 @@ type Question struct {
 	CallID      string       `json:"call_id,omitempty"`
 	Text        string       `json:"text"`
 	Suggestions []Suggestion `json:"suggestions,omitempty"`
-	Asked       time.Time    `json:"asked"`
+	// Asked is set when the session records the question.
+	Asked time.Time `json:"asked,omitzero"`
 }
 
 // Completion is a result a session presented as the end of its task.
 type Completion struct {
-	CallID  string    `json:"call_id,omitempty"`
-	Result  string    `json:"result"`
-	Command string    `json:"command,omitempty"`
-	At      time.Time `json:"at"`
+	CallID  string `json:"call_id,omitempty"`
+	Result  string `json:"result"`
+	Command string `json:"command,omitempty"`
+	// At is set when the session records the completion.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Task is a subtask delegated with new_task.
 type Task struct {
-	ID      string    `json:"id"`
-	Mode    string    `json:"mode"`
-	Message string    `json:"message"`
-	Todos   []Todo    `json:"todos,omitempty"`
-	Created time.Time `json:"created"`
+	ID      string `json:"id"`
+	Mode    string `json:"mode"`
+	Message string `json:"message"`
+	Todos   []Todo `json:"todos,omitempty"`
+	// Created is set when the session records the task.
+	Created time.Time `json:"created,omitzero"`
 }
 
 // ToolUsage counts one tool's calls in a session.

@@ -193,7 +193,7 @@ func ForMode(mode string) []Tool {
 func toolsFor(m Mode) []Tool {
 	var out []Tool
 	for _, t := range Tools() {
-		if _, ok := m.Group(t.Group); ok || alwaysAvailable[t.Name] {
+		if _, ok := m.Group(t.Group); ok || t.Always {
 			out = append(out, t)
 		}
 	}

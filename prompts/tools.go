@@ -2,20 +2,13 @@ package prompts
 
 import (
 	"bytes"
-	"embed"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
-)
 
-// The schemas live in tools/<name>.json, one JSON Schema (draft 2020-12) per
-// tool: "title" is the tool's name, "description" what the model reads about
-// it, and the rest the schema of its arguments. They are data rather than Go
-// so that other agents can read them as they are.
-//
-//go:embed tools/*.json
-var toolFiles embed.FS
+	"github.com/intentgate/intentgate/internal/catalog"
+)
 
 // Tool is one tool as the model sees it.
 type Tool struct {
@@ -28,6 +21,8 @@ type Tool struct {
 	// Group is the tool's group as the engine's registry and the modes know
 	// it: read, edit, command, browser, mcp or modes.
 	Group string
+	// Always: every mode has the tool, whatever its groups.
+	Always bool
 }
 
 // Parameters returns the schema of the tool's arguments as function-calling
@@ -46,55 +41,14 @@ func (t Tool) Parameters() json.RawMessage {
 	return p
 }
 
-// catalog fixes the order of Tools() and each tool's group. The groups follow
-// Roo Code's TOOL_GROUPS (src/shared/tools.ts). Roo Code puts
-// ask_followup_question, attempt_completion and update_todo_list in no group
-// (every mode has them); here they join switch_mode and new_task under modes,
-// the tools that act on the conversation rather than the workspace.
-// select_active_intent changes no file, so it is a read tool, as the registry
-// has it.
-var catalog = []struct{ name, group string }{
-	{"select_active_intent", "read"},
-	{"read_file", "read"},
-	{"list_files", "read"},
-	{"search_files", "read"},
-	{"list_code_definition_names", "read"},
-	{"codebase_search", "read"},
-	{"fetch_instructions", "read"},
-	{"write_to_file", "edit"},
-	{"apply_diff", "edit"},
-	{"insert_content", "edit"},
-	{"search_and_replace", "edit"},
-	{"execute_command", "command"},
-	{"browser_action", "browser"},
-	{"use_mcp_tool", "mcp"},
-	{"access_mcp_resource", "mcp"},
-	{"ask_followup_question", "modes"},
-	{"attempt_completion", "modes"},
-	{"switch_mode", "modes"},
-	{"new_task", "modes"},
-	{"update_todo_list", "modes"},
-}
-
-// alwaysAvailable are the tools every mode has whatever its groups, as in Roo
-// Code's ALWAYS_AVAILABLE_TOOLS, plus select_active_intent: no mode may stop
-// a model from following the intent protocol.
-var alwaysAvailable = map[string]bool{
-	"select_active_intent":  true,
-	"ask_followup_question": true,
-	"attempt_completion":    true,
-	"switch_mode":           true,
-	"new_task":              true,
-	"update_todo_list":      true,
-}
-
 // describedOnly are the top-level keywords Parameters leaves out.
 var describedOnly = []string{"$schema", "title", "description"}
 
 var loadTools = sync.OnceValues(func() ([]Tool, error) {
-	tools := make([]Tool, 0, len(catalog))
-	for _, c := range catalog {
-		t, err := loadTool(c.name, c.group)
+	decls := catalog.Tools()
+	tools := make([]Tool, 0, len(decls))
+	for _, d := range decls {
+		t, err := loadTool(d)
 		if err != nil {
 			return nil, err
 		}
@@ -103,9 +57,10 @@ var loadTools = sync.OnceValues(func() ([]Tool, error) {
 	return tools, nil
 })
 
-func loadTool(name, group string) (Tool, error) {
-	file := "tools/" + name + ".json"
-	raw, err := toolFiles.ReadFile(file)
+func loadTool(d catalog.Tool) (Tool, error) {
+	name := d.Name
+	file := "internal/catalog/schemas/" + name + ".json"
+	raw, err := d.Schema()
 	if err != nil {
 		return Tool{}, err
 	}
@@ -124,7 +79,7 @@ func loadTool(name, group string) (Tool, error) {
 		return Tool{}, fmt.Errorf("%s: %w", file, err)
 	}
 	return Tool{Name: name, Description: head.Description, Schema: raw,
-		Required: head.Required, Group: group}, nil
+		Required: head.Required, Group: string(d.Group), Always: d.Always}, nil
 }
 
 // Tools returns every tool intentgate offers, in a fixed order: intent

@@ -13,26 +13,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Every embedded schema is in the catalog and every catalog entry has one.
-func TestToolFilesMatchCatalog(t *testing.T) {
-	entries, err := toolFiles.ReadDir("tools")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files, names []string
-	for _, e := range entries {
-		files = append(files, strings.TrimSuffix(e.Name(), ".json"))
-	}
-	for _, c := range catalog {
-		names = append(names, c.name)
-	}
-	slices.Sort(files)
-	slices.Sort(names)
-	if !slices.Equal(files, names) {
-		t.Errorf("tools/*.json = %v, catalog = %v", files, names)
-	}
-}
-
 func compileSchema(t *testing.T, tool Tool) *jsonschema.Schema {
 	t.Helper()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(tool.Schema))

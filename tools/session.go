@@ -11,55 +11,15 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/orchestration"
 )
 
 // The session tools change nothing in the workspace. What they decide (a
 // mode switch, a todo list, a question for the user, a completion, a
-// delegated task) goes into Result.Data under these keys, in the JSON shapes
-// below; the mode policy records it in the session, and a front door shows
-// it to whoever drives the session.
-const (
-	DataMode       = "mode"     // string: the mode switched to
-	DataTodos      = "todos"    // []Todo
-	DataQuestion   = "question" // Question
-	DataCompletion = "completion"
-	DataTask       = "task"
-)
-
-// Todo is one item of a todo list.
-type Todo struct {
-	ID      string `json:"id"`
-	Content string `json:"content"`
-	Status  string `json:"status"` // pending, in_progress or completed
-}
-
-// Suggestion is a suggested answer to a follow-up question.
-type Suggestion struct {
-	Text string `json:"text"`
-	Mode string `json:"mode,omitempty"`
-}
-
-// Question is a follow-up question for the user.
-type Question struct {
-	CallID      string       `json:"call_id,omitempty"`
-	Text        string       `json:"text"`
-	Suggestions []Suggestion `json:"suggestions,omitempty"`
-}
-
-// Completion is a result presented as the end of the task.
-type Completion struct {
-	CallID  string `json:"call_id,omitempty"`
-	Result  string `json:"result"`
-	Command string `json:"command,omitempty"`
-}
-
-// Task is a subtask delegated to a mode.
-type Task struct {
-	ID      string `json:"id"`
-	Mode    string `json:"mode"`
-	Message string `json:"message"`
-	Todos   []Todo `json:"todos,omitempty"`
-}
+// delegated task) goes into Result.Data under the orchestration.Effect keys,
+// as values of the session's own types (orchestration.Todo, Question,
+// Completion, Task); the mode policy records them in the session, and a
+// front door shows them to whoever drives the session.
 
 // Modes is what the session tools need of the modes in force.
 type Modes interface {
@@ -108,7 +68,7 @@ func AskFollowupQuestion() engine.Tool {
 		if err := needSession(c); err != nil {
 			return nil, err
 		}
-		q := Question{CallID: c.ID, Text: question, Suggestions: sugs}
+		q := orchestration.Question{CallID: c.ID, Text: question, Suggestions: sugs}
 		var b strings.Builder
 		fmt.Fprintf(&b, "The question was put to the user:\n%s\n", question)
 		for i, s := range sugs {
@@ -119,13 +79,13 @@ func AskFollowupQuestion() engine.Tool {
 			b.WriteByte('\n')
 		}
 		b.WriteString("The answer will come as the user's next message; wait for it.")
-		return &engine.Result{Output: b.String(), Data: map[string]any{DataQuestion: q}}, nil
+		return &engine.Result{Output: b.String(), Data: map[string]any{orchestration.EffectQuestion: q}}, nil
 	})
 }
 
 var suggestXML = regexp.MustCompile(`(?s)<suggest(?:\s+mode\s*=\s*"([^"]*)")?\s*>(.*?)</suggest>`)
 
-func parseSuggestions(raw json.RawMessage) ([]Suggestion, error) {
+func parseSuggestions(raw json.RawMessage) ([]orchestration.Suggestion, error) {
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
 		var s string
@@ -136,10 +96,10 @@ func parseSuggestions(raw json.RawMessage) ([]Suggestion, error) {
 		if strings.HasPrefix(s, "[") {
 			return parseSuggestions(json.RawMessage(s))
 		}
-		var out []Suggestion
+		var out []orchestration.Suggestion
 		for _, m := range suggestXML.FindAllStringSubmatch(s, -1) {
 			if t := strings.TrimSpace(m[2]); t != "" {
-				out = append(out, Suggestion{Text: t, Mode: strings.TrimSpace(m[1])})
+				out = append(out, orchestration.Suggestion{Text: t, Mode: strings.TrimSpace(m[1])})
 			}
 		}
 		if len(out) == 0 {
@@ -147,9 +107,9 @@ func parseSuggestions(raw json.RawMessage) ([]Suggestion, error) {
 		}
 		return out, nil
 	}
-	var out []Suggestion
+	var out []orchestration.Suggestion
 	for i, item := range list {
-		var s Suggestion
+		var s orchestration.Suggestion
 		var text string
 		if json.Unmarshal(item, &text) == nil {
 			s.Text = text
@@ -202,7 +162,7 @@ func AttemptCompletion() engine.Tool {
 		return &engine.Result{
 			Output: "The result was presented to the user as the completion of the task. " +
 				"If the user answers with feedback, continue the task and attempt completion again.",
-			Data: map[string]any{DataCompletion: Completion{CallID: c.ID, Result: result, Command: command}},
+			Data: map[string]any{orchestration.EffectCompletion: orchestration.Completion{CallID: c.ID, Result: result, Command: command}},
 		}, nil
 	})
 }
@@ -242,7 +202,7 @@ func SwitchMode(modes Modes) engine.Tool {
 		if reason != "" {
 			out += " because: " + reason
 		}
-		return &engine.Result{Output: out + ".", Data: map[string]any{DataMode: slug}}, nil
+		return &engine.Result{Output: out + ".", Data: map[string]any{orchestration.EffectMode: slug}}, nil
 	})
 }
 
@@ -297,12 +257,12 @@ func NewTask(modes Modes) engine.Tool {
 		if err != nil {
 			return nil, err
 		}
-		task := Task{ID: "task-" + id.String(), Mode: mode, Todos: todos,
+		task := orchestration.Task{ID: "task-" + id.String(), Mode: mode, Todos: todos,
 			// As Roo Code does, one level of escaping before "@" goes.
 			Message: strings.ReplaceAll(message, `\\@`, `\@`)}
 		return &engine.Result{
 			Output: fmt.Sprintf("Delegated to new task %s in %s mode.", task.ID, name),
-			Data:   map[string]any{DataTask: task},
+			Data:   map[string]any{orchestration.EffectTask: task},
 		}, nil
 	})
 }
@@ -328,19 +288,19 @@ func UpdateTodoList() engine.Tool {
 			return nil, err
 		}
 		if todos == nil {
-			todos = []Todo{}
+			todos = []orchestration.Todo{}
 		}
 		out := "Todo list updated successfully."
 		if md := TodoMarkdown(todos); md != "" {
 			out += "\n\n" + md
 		}
-		return &engine.Result{Output: out, Data: map[string]any{DataTodos: todos}}, nil
+		return &engine.Result{Output: out, Data: map[string]any{orchestration.EffectTodos: todos}}, nil
 	})
 }
 
 // parseTodos reads a todo list sent as a markdown checklist, or as JSON: a
 // list of {"content", "status"} objects or of strings. null is an empty list.
-func parseTodos(raw json.RawMessage) ([]Todo, error) {
+func parseTodos(raw json.RawMessage) ([]orchestration.Todo, error) {
 	if string(raw) == "null" {
 		return nil, nil
 	}
@@ -357,9 +317,9 @@ func parseTodos(raw json.RawMessage) ([]Todo, error) {
 			Message: "todos is not a markdown checklist or a JSON list",
 			Hint:    "send the list as lines such as \"[x] done\", \"[-] doing\", \"[ ] to do\""}
 	}
-	var out []Todo
+	var out []orchestration.Todo
 	for i, item := range items {
-		var t Todo
+		var t orchestration.Todo
 		var s string
 		if json.Unmarshal(item, &s) == nil {
 			t.Content = s
@@ -391,15 +351,15 @@ var checklistItem = regexp.MustCompile(`^(?:-\s*)?\[\s*([ xX\-~])\s*\]\s+(.+)$`)
 // ParseChecklist reads a markdown checklist as Roo Code does: each line
 // "[ ] ...", "[x] ...", "[-] ..." (or "[~] ..."), optionally after "- ", is
 // an item; other lines are ignored.
-func ParseChecklist(md string) []Todo {
-	var out []Todo
+func ParseChecklist(md string) []orchestration.Todo {
+	var out []orchestration.Todo
 	for _, line := range strings.Split(md, "\n") {
 		line = strings.TrimSpace(line)
 		m := checklistItem.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
-		t := Todo{Content: m[2], Status: "pending"}
+		t := orchestration.Todo{Content: m[2], Status: "pending"}
 		switch m[1] {
 		case "x", "X":
 			t.Status = "completed"
@@ -414,13 +374,13 @@ func ParseChecklist(md string) []Todo {
 
 // todoID is Roo Code's: the MD5 of content and status, so that an item's id
 // is stable while it is unchanged.
-func todoID(t Todo) string {
+func todoID(t orchestration.Todo) string {
 	sum := md5.Sum([]byte(t.Content + t.Status))
 	return hex.EncodeToString(sum[:])
 }
 
 // TodoMarkdown writes a todo list as a markdown checklist.
-func TodoMarkdown(todos []Todo) string {
+func TodoMarkdown(todos []orchestration.Todo) string {
 	lines := make([]string, len(todos))
 	for i, t := range todos {
 		box := "[ ]"

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/orchestration"
 )
 
 // testModes are the built-in modes, as the session tools see them.
@@ -25,7 +26,7 @@ func (testModes) DefaultMode() string { return "code" }
 
 func TestParseChecklist(t *testing.T) {
 	got := ParseChecklist("# Plan\n[x] read\n- [-] write tests\n  [ ]   ship it  \n[~] also doing\n[X] Done\nnot an item\n[ ]\n[?] unknown\n")
-	want := []Todo{
+	want := []orchestration.Todo{
 		{Content: "read", Status: "completed"},
 		{Content: "write tests", Status: "in_progress"},
 		{Content: "ship it", Status: "pending"},
@@ -61,26 +62,26 @@ func TestSessionTools(t *testing.T) {
 		output string
 	}{
 		{"update_todo_list", UpdateTodoList(), map[string]any{"todos": "[x] a\n[ ] b"}, "", "todos",
-			[]Todo{{ID: todoID(Todo{Content: "a", Status: "completed"}), Content: "a", Status: "completed"},
-				{ID: todoID(Todo{Content: "b", Status: "pending"}), Content: "b", Status: "pending"}},
+			[]orchestration.Todo{{ID: todoID(orchestration.Todo{Content: "a", Status: "completed"}), Content: "a", Status: "completed"},
+				{ID: todoID(orchestration.Todo{Content: "b", Status: "pending"}), Content: "b", Status: "pending"}},
 			"Todo list updated successfully.\n\n[x] a\n[ ] b"},
 		{"update_todo_list as JSON", UpdateTodoList(), map[string]any{"todos": []any{map[string]any{"content": "a", "status": "in_progress"}, "b"}}, "", "todos",
-			[]Todo{{ID: todoID(Todo{Content: "a", Status: "in_progress"}), Content: "a", Status: "in_progress"},
-				{ID: todoID(Todo{Content: "b", Status: "pending"}), Content: "b", Status: "pending"}},
+			[]orchestration.Todo{{ID: todoID(orchestration.Todo{Content: "a", Status: "in_progress"}), Content: "a", Status: "in_progress"},
+				{ID: todoID(orchestration.Todo{Content: "b", Status: "pending"}), Content: "b", Status: "pending"}},
 			"Todo list updated successfully.\n\n[-] a\n[ ] b"},
-		{"update_todo_list emptied", UpdateTodoList(), map[string]any{"todos": ""}, "", "todos", []Todo{}, "Todo list updated successfully."},
+		{"update_todo_list emptied", UpdateTodoList(), map[string]any{"todos": ""}, "", "todos", []orchestration.Todo{}, "Todo list updated successfully."},
 		{"switch_mode", SwitchMode(testModes{}), map[string]any{"mode_slug": "architect", "reason": "plan first"}, "", "mode", "architect",
 			"Successfully switched from Code mode to Architect mode because: plan first."},
 		{"switch_mode from ask", SwitchMode(testModes{}), map[string]any{"mode_slug": "code", "reason": "to build"}, "ask", "mode", "code",
 			"Successfully switched from Ask mode to Code mode because: to build."},
 		{"ask_followup_question", AskFollowupQuestion(), map[string]any{"question": "Which?", "follow_up": []any{
 			map[string]any{"text": "first", "mode": "code"}, map[string]any{"text": "second", "mode": nil}, "third"}}, "", "question",
-			Question{CallID: "c1", Text: "Which?", Suggestions: []Suggestion{{"first", "code"}, {"second", ""}, {"third", ""}}}, ""},
+			orchestration.Question{CallID: "c1", Text: "Which?", Suggestions: []orchestration.Suggestion{{Text: "first", Mode: "code"}, {Text: "second"}, {Text: "third"}}}, ""},
 		{"ask_followup_question, older XML suggestions", AskFollowupQuestion(), map[string]any{"question": "Go?",
 			"follow_up": "<suggest>Yes</suggest>\n<suggest mode=\"architect\">Plan it</suggest>"}, "", "question",
-			Question{CallID: "c1", Text: "Go?", Suggestions: []Suggestion{{"Yes", ""}, {"Plan it", "architect"}}}, ""},
+			orchestration.Question{CallID: "c1", Text: "Go?", Suggestions: []orchestration.Suggestion{{Text: "Yes"}, {Text: "Plan it", Mode: "architect"}}}, ""},
 		{"attempt_completion", AttemptCompletion(), map[string]any{"result": "All done."}, "", "completion",
-			Completion{CallID: "c1", Result: "All done."}, ""},
+			orchestration.Completion{CallID: "c1", Result: "All done."}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, _ := json.Marshal(tc.args)
@@ -108,7 +109,7 @@ func TestNewTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task, ok := r.Data["task"].(Task)
+	task, ok := r.Data["task"].(orchestration.Task)
 	if !ok || !strings.HasPrefix(task.ID, "task-") || task.Mode != "debug" || task.Message != `find it \@here` || len(task.Todos) != 2 {
 		t.Fatalf("task = %#v", r.Data["task"])
 	}

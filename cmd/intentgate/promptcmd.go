@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"path/filepath"
 	"strings"
 
 	"github.com/intentgate/intentgate/engine"
-	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/internal/agentrun"
 	"github.com/intentgate/intentgate/prompts"
 	"github.com/spf13/cobra"
 )
@@ -90,32 +87,11 @@ func runPrompt(o *promptOptions, out, errw io.Writer) error {
 	dir := ws.Dir
 	ws.Close()
 	opts := prompts.SystemOptions{Mode: o.mode, Workspace: dir}.WithHost()
-	intents, err := promptIntents(dir)
+	intents, err := agentrun.Intents(dir)
 	if err != nil {
 		fmt.Fprintf(errw, "intentgate: the prompt lists no intents: %v\n", err)
 	}
 	opts.Intents = intents
 	_, err = io.WriteString(out, prompts.System(opts))
 	return err
-}
-
-// promptIntents returns the workspace's declared intents for the prompt. A
-// workspace without an intents file has none to show, which is no error.
-func promptIntents(dir string) ([]prompts.Intent, error) {
-	orch := filepath.Join(dir, ".orchestration")
-	if err := orchestration.CheckIntact(orch); err != nil {
-		return nil, err
-	}
-	set, err := loadIntents(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := make([]prompts.Intent, len(set.Intents))
-	for i, in := range set.Intents {
-		out[i] = prompts.Intent{ID: in.ID, Name: in.Name, Status: string(in.Status), Scope: in.OwnedScope}
-	}
-	return out, nil
 }

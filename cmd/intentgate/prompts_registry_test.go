@@ -96,12 +96,12 @@ func TestPromptsMatchRegistry(t *testing.T) {
 	}
 	for _, name := range described {
 		if _, ok := reg.Lookup(name); !ok {
-			t.Errorf("%s has a schema in prompts/tools but is not registered in newRegistry", name)
+			t.Errorf("%s has a schema in internal/catalog/schemas but is not registered", name)
 		}
 	}
 	for _, name := range reg.Names() {
 		if !slices.Contains(described, name) {
-			t.Errorf("%s is registered but has no schema in prompts/tools", name)
+			t.Errorf("%s is registered but has no schema in internal/catalog/schemas", name)
 		}
 	}
 

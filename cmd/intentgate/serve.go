@@ -4,9 +4,9 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/intentgate/intentgate/internal/gate"
-
+	"github.com/intentgate/intentgate/internal/agentrun"
 	"github.com/intentgate/intentgate/internal/daemon"
+	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/spf13/cobra"
 )
 
@@ -43,7 +43,7 @@ checked. Command hooks ("intentgate install claude-code") never go unchecked.`,
 				ctx = context.Background()
 			}
 			if ipcPath != "" {
-				o.Also = func(rt *gate.Runtime, log *slog.Logger) (func(), error) { return serveIPC(ipcPath, rt, log) }
+				o.Also = func(rt *gate.Runtime, log *slog.Logger) (func(), error) { return agentrun.ServeIPC(ipcPath, rt, log) }
 			}
 			return daemon.Run(ctx, *o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

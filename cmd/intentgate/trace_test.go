@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/intentgate/intentgate/orchestration"
 )
 
 // traceDispatch runs calls through `intentgate dispatch` as one session of
@@ -294,11 +296,11 @@ func TestTraceCommands(t *testing.T) {
 func TestInitIgnoresIndex(t *testing.T) {
 	t.Parallel()
 	found := false
-	for _, l := range gitignoreLines {
+	for _, l := range orchestration.GitignoreLines() {
 		found = found || l == ".orchestration/index/"
 	}
 	if !found {
-		t.Errorf("gitignoreLines = %q, want .orchestration/index/ among them", gitignoreLines)
+		t.Errorf("GitignoreLines() = %q, want .orchestration/index/ among them", orchestration.GitignoreLines())
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/intentgate/intentgate/agent/mcphub"
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
+	"github.com/intentgate/intentgate/internal/catalog"
 	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/orchestration/audit"
 )
@@ -89,7 +90,7 @@ func Open(root string, opts Options) (*Runtime, error) {
 	usage := hooks.NewUsage(st.Sessions)
 	reg := usage.Tools(rt.registry())
 	hl := hooks.NewHashLock(st.Sessions)
-	modes := hooks.NewModes(st.Sessions, st.Modes)
+	modes := hooks.NewModes(st.Sessions, st.Modes, catalog.Always())
 	rt.audit = hooks.NewCommandAudit(ws, rt.intents)
 	tr := hooks.NewTrace(hooks.TraceConfig{
 		Ledger: st.Ledger, Git: rt.git, Version: opts.Version,

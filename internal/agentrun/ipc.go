@@ -1,10 +1,4 @@
-package main
-
-// This file connects the IPC server (agent/ipc) to intentgate's agent
-// (agent.Task). It is built with -tags ipcagent until the agent is merged;
-// then the tag goes. It was compiled against the agent branch before the
-// governed runtime moved to internal/gate, and adapted to gate.Runtime
-// since without the agent at hand to compile against.
+package agentrun
 
 import (
 	"context"
@@ -38,24 +32,19 @@ func newAgentTasks(rt *gate.Runtime) *agentTasks {
 	return &agentTasks{rt: rt, tasks: map[string]*ipcTask{}}
 }
 
-// runOptionsFor maps a StartNewTask configuration onto intentgate run's
-// options.
-func runOptionsFor(o ipc.Options) *runOptions {
-	ro := &runOptions{provider: o.Provider, model: o.Model, baseURL: o.BaseURL, mode: o.Mode,
-		autoApprove: strings.Join(o.AutoApprove, ","), maxRequests: o.MaxRequests, maxMistakes: o.MaxMistakes}
-	if ro.provider == "" {
-		ro.provider = "anthropic"
-	}
-	return ro
-}
-
-func (a *agentTasks) options(ro *runOptions, emit func(ipc.Event)) (agent.Options, error) {
-	auto, err := agent.ParseAutoApprove(ro.autoApprove)
+// options are the agent's options for a StartNewTask configuration, on the
+// served workspace's runtime.
+func (a *agentTasks) options(o ipc.Options, emit func(ipc.Event)) (agent.Options, error) {
+	auto, err := agent.ParseAutoApprove(strings.Join(o.AutoApprove, ","))
 	if err != nil {
 		return agent.Options{}, err
 	}
-	auto.MaxRequests = ro.maxRequests
-	prov, err := newProvider(ro)
+	auto.MaxRequests = o.MaxRequests
+	m := Model{Provider: o.Provider, Model: o.Model, BaseURL: o.BaseURL}
+	if m.Provider == "" {
+		m.Provider = "anthropic"
+	}
+	prov, model, err := NewProvider(m)
 	if err != nil {
 		return agent.Options{}, err
 	}
@@ -63,9 +52,9 @@ func (a *agentTasks) options(ro *runOptions, emit func(ipc.Event)) (agent.Option
 	if err != nil {
 		return agent.Options{}, err
 	}
-	opts := governedAgent(a.rt)
-	opts.Provider, opts.Model, opts.Mode = prov, ro.model, ro.mode
-	opts.AutoApprove, opts.MaxMistakes = auto, ro.maxMistakes
+	opts := Governed(a.rt)
+	opts.Provider, opts.Model, opts.Mode = prov, model, o.Mode
+	opts.AutoApprove, opts.MaxMistakes = auto, o.MaxMistakes
 	opts.Prices, opts.OnEvent = prices, translator(emit)
 	return opts, nil
 }
@@ -147,7 +136,7 @@ func (a *agentTasks) run(ctx context.Context, t *agent.Task) {
 }
 
 func (a *agentTasks) Start(ctx context.Context, req ipc.StartRequest, emit func(ipc.Event)) (string, error) {
-	opts, err := a.options(runOptionsFor(req.Options), emit)
+	opts, err := a.options(req.Options, emit)
 	if err != nil {
 		return "", err
 	}
@@ -164,7 +153,7 @@ func (a *agentTasks) Resume(ctx context.Context, id string, emit func(ipc.Event)
 	if running {
 		return fmt.Errorf("task %s is running", id)
 	}
-	opts, err := a.options(runOptionsFor(ipc.Options{}), emit)
+	opts, err := a.options(ipc.Options{}, emit)
 	if err != nil {
 		return err
 	}
@@ -214,8 +203,9 @@ func (a *agentTasks) Answer(id, response, text string, images []string) error {
 	return t.task.Respond(agent.Answer{Response: agent.Response(response), Text: text, Images: images})
 }
 
-// serveIPC serves the IPC protocol on path, running tasks on g.
-func serveIPC(path string, rt *gate.Runtime, log *slog.Logger) (stop func(), err error) {
+// ServeIPC serves the IPC protocol (agent/ipc) on path, running each
+// client's tasks on rt. stop closes the server.
+func ServeIPC(path string, rt *gate.Runtime, log *slog.Logger) (stop func(), err error) {
 	l, err := ipc.Listen(path)
 	if err != nil {
 		return nil, err
