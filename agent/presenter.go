@@ -103,7 +103,7 @@ func (p *presenter) one(ctx context.Context, u provider.Block) ([]provider.Block
 	var rejected *rejection
 	feedback := ""
 	var approve engine.Approve
-	if group := approvalGroup(u.Name); !t.opts.AutoApprove.Allows(group) {
+	if group := approvalGroup(u.Name); !t.opts.AutoApprove.Allows(group) && !browserFollowOn(u.Name, args) {
 		approve = func(ctx context.Context, _ *engine.Call) error {
 			kind, text := p.askFor(u, args)
 			a, err := t.ask(ctx, kind, text)
@@ -157,7 +157,9 @@ func (p *presenter) one(ctx context.Context, u provider.Block) ([]provider.Block
 	if feedback != "" {
 		out += "\n\nThe user approved this operation and provided the following context:\n<feedback>\n" + feedback + "\n</feedback>"
 	}
-	return []provider.Block{toolResult(u.ID, out, false)}, "", "", nil
+	r := toolResult(u.ID, out, false)
+	r.Images = resultImages(res)
+	return []provider.Block{r}, "", "", nil
 }
 
 // rejection is the person's "no" to a call, returned by the approval so the
@@ -211,6 +213,10 @@ func (p *presenter) askFor(u provider.Block, args map[string]json.RawMessage) (A
 	switch u.Name {
 	case "execute_command":
 		return AskCommand, str(args, "command")
+	case "browser_action":
+		if str(args, "action") == "launch" {
+			return AskBrowserActionLaunch, str(args, "url")
+		}
 	case "write_to_file":
 		st.Tool = ToolNewFileCreated
 		st.Content = str(args, "content")
@@ -328,6 +334,10 @@ func (p *presenter) completion(ctx context.Context, u provider.Block, args map[s
 	t.mistakes = 0
 	result := str(args, "result")
 	t.say(SayCompletionResult, result)
+	// As the reference does, the task reports itself completed as soon as
+	// it presents its result, before the person answers the result's ask:
+	// an unattended client (IPC) learns the task is done and can close it.
+	t.emitCompleted()
 	if t.opts.ParentID != "" {
 		// A subtask's completion goes to its parent, which resumes.
 		t.completed = true

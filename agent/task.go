@@ -511,12 +511,8 @@ func (t *Task) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch out {
-	case Completed:
-		u := t.usage
-		roo, _ := t.tools.Split()
-		t.emit(Event{Name: EventCompleted, State: t.State(), TokenUsage: &u, ToolUsage: roo})
-	default:
+	if out != Completed {
+		// taskCompleted went out when the result was presented.
 		t.emit(Event{Name: EventAborted, State: t.State()})
 	}
 	return t.result(out, completion), nil

@@ -334,6 +334,9 @@ func run(ctx context.Context, pol *sandbox.Policy, dir, command string, timeout 
 		err = nil
 		if sig, ok := exitSignal(ee.ProcessState); ok {
 			err = sig
+		} else if n, ok := sandbox.ExitSignal(cmd); ok {
+			// Confined, the shell's init tells how the shell died.
+			err = &signalError{name: signalName(n)}
 		}
 	}
 	if cmd.ProcessState != nil {

@@ -17,3 +17,5 @@ func exitSignal(ps *os.ProcessState) (*signalError, bool) {
 	}
 	return &signalError{name: unix.SignalName(ws.Signal()), core: ws.CoreDump()}, true
 }
+
+func signalName(s syscall.Signal) string { return unix.SignalName(s) }

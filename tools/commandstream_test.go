@@ -49,10 +49,15 @@ func TestExecuteCommandResultText(t *testing.T) {
 		{"true", "Command executed in terminal  within working directory 'WS'. Exit code: 0\nOutput:\n"},
 		{`printf '0%%\r50%%\r100%%\n'; printf 'ab\bc\n'; for i in 1 2 3 4 5 6; do echo same line again; done`,
 			"Command executed in terminal  within working directory 'WS'. Exit code: 0\nOutput:\n100%\nac\nsame line again\n<previous line repeated 5 additional times>\n"},
-		// Confined, the shell is the child of the sandbox's init, which ends
-		// with the shell's status: a shell killed by SIGKILL reads 137, as
-		// a shell reports it.
-		{"kill -9 $$", "Command executed in terminal  within working directory 'WS'. Command execution was not successful, inspect the cause and adjust as needed.\nExit code: 137\nOutput:\n"},
+		// Confined, the shell is the child of the sandbox's init, which
+		// tells the signal that killed it: Roo's line, not exit 137.
+		{"kill -9 $$", "Command executed in terminal  within working directory 'WS'. Process terminated by signal SIGKILL\nOutput:\n"},
+		{"echo before; kill -TERM $$", "Command executed in terminal  within working directory 'WS'. Process terminated by signal SIGTERM\nOutput:\nbefore\n"},
+		// The init's status pipe is its own: the shell cannot write a
+		// forged signal there.
+		{"test -e /proc/$$/fd/3 && echo leaked || echo closed", "Command executed in terminal  within working directory 'WS'. Exit code: 0\nOutput:\nclosed\n"},
+		// A real exit 137 is an exit code, not a signal.
+		{"exit 137", "Command executed in terminal  within working directory 'WS'. Command execution was not successful, inspect the cause and adjust as needed.\nExit code: 137\nOutput:\n"},
 	} {
 		got, _ := runCommand(t, CommandOptions{}, tc.command, false)
 		if got != tc.want {

@@ -18,6 +18,7 @@ import (
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/tools"
 )
 
 // needServers returns the directory of the npm servers' executables, or
@@ -121,11 +122,13 @@ func newEnv(t *testing.T) *env {
 	reg.Register(engine.Spec{Name: hooks.SelectTool, Group: engine.GroupRead, Tool: hooks.SelectActiveIntent(store, sessions, orch)})
 	reg.Register(engine.Spec{Name: mcphub.UseToolName, Group: engine.GroupMCP, Tool: mcphub.UseTool(e.hub, opts)})
 	reg.Register(engine.Spec{Name: mcphub.AccessResourceName, Group: engine.GroupMCP, Tool: mcphub.AccessResource(e.hub, opts)})
+	reg.Register(engine.Spec{Name: "read_file", Group: engine.GroupRead, Tool: tools.ReadFile()})
 	tr := hooks.NewTrace(hooks.TraceConfig{Ledger: ledger, Version: "test"})
+	hl := hooks.NewHashLock(sessions)
 	e.eng = engine.New(reg)
 	e.eng.Use(hooks.Gatekeeper(store, sessions), hooks.Protected(ws), hooks.Scope(store),
-		hooks.PathArgScope(reg, ws, store, mcphub.ArgsOf(e.hub)))
-	e.eng.After(tr)
+		hooks.PathArgScope(reg, ws, store, mcphub.ArgsOf(e.hub)), hl, mcphub.HashLock(reg, ws, sessions, e.hub))
+	e.eng.After(hl, tr)
 	e.eng.OnDenial(tr)
 	return e
 }
@@ -200,12 +203,40 @@ func TestFilesystemServerGoverned(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(e.dir, "src/new.txt")); string(b) != content {
 		t.Fatalf("src/new.txt = %q", b)
 	}
-	// Absolute paths inside the scope are the same file.
+	// An existing file is held to the hash lock, as write_to_file is: the
+	// session must have read it whole, and it must not have changed since.
 	abs := filepath.Join(e.dir, "src", "a.txt")
-	if _, err := e.call("s1", mcphub.UseToolName, fsArgs("edit_file", map[string]any{"path": abs,
-		"edits": []map[string]string{{"oldText": "two", "newText": "TWO"}}})); err != nil {
+	edit := fsArgs("edit_file", map[string]any{"path": abs, "edits": []map[string]string{{"oldText": "two", "newText": "TWO"}}})
+	if d := e.denied(engine.NotRead, "s1", mcphub.UseToolName, edit); d.Path != "src/a.txt" || d.Parameter != "path" {
+		t.Errorf("unread edit refused with %+v", d)
+	}
+	e.denied(engine.NotRead, "s1", mcphub.UseToolName, fsArgs("write_file", map[string]any{"path": "src/a.txt", "content": "gone\n"}))
+	// The MCP server's own read does not count: only intentgate's read_file
+	// tells the session what the file holds.
+	if _, err := e.call("s1", mcphub.UseToolName, fsArgs("read_text_file", map[string]any{"path": "src/a.txt"})); err != nil {
 		t.Fatal(err)
 	}
+	e.denied(engine.NotRead, "s1", mcphub.UseToolName, edit)
+	if _, err := e.call("s1", "read_file", map[string]any{"path": "src/a.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(abs, []byte("one\ntwo\n\n"), 0o644) // changed behind the session's back
+	e.denied(engine.StaleFile, "s1", mcphub.UseToolName, edit)
+	if b, _ := os.ReadFile(abs); string(b) != "one\ntwo\n\n" {
+		t.Fatalf("src/a.txt changed by refused calls: %q", b)
+	}
+	os.WriteFile(abs, []byte("one\ntwo\n"), 0o644)
+	if _, err := e.call("s1", "read_file", map[string]any{"path": "src/a.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	// Absolute paths inside the scope are the same file.
+	if _, err := e.call("s1", mcphub.UseToolName, edit); err != nil {
+		t.Fatal(err)
+	}
+	// What the server wrote, the session has not seen: one more edit needs
+	// one more read.
+	e.denied(engine.NotRead, "s1", mcphub.UseToolName, fsArgs("edit_file", map[string]any{"path": "src/a.txt",
+		"edits": []map[string]string{{"oldText": "one", "newText": "ONE"}}}))
 	// Out of scope, by any path-like argument: refused, and nothing changed.
 	e.denied(engine.ScopeViolation, "s1", mcphub.UseToolName, fsArgs("write_file", map[string]any{"path": "docs/c.txt", "content": "x"}))
 	e.denied(engine.ScopeViolation, "s1", mcphub.UseToolName, fsArgs("move_file", map[string]any{"source": "src/a.txt", "destination": "docs/a.txt"}))
@@ -247,8 +278,8 @@ func TestFilesystemServerGoverned(t *testing.T) {
 		}
 	}
 	// The read-only calls leave no record; each refusal does, as evidence.
-	if created != 1 || edited != 1 || denials != 8 {
-		t.Errorf("ledger: %d creations, %d edits, %d denials; want 1, 1, 8", created, edited, denials)
+	if created != 1 || edited != 1 || denials != 13 {
+		t.Errorf("ledger: %d creations, %d edits, %d denials; want 1, 1, 13", created, edited, denials)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -35,6 +36,24 @@ type Block struct {
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	Content   string `json:"content,omitempty"`
 	IsError   bool   `json:"is_error,omitempty"`
+	// Images go with a tool_result as data URLs
+	// (data:image/png;base64,...): a browser screenshot, an MCP tool's
+	// image. Each provider sends them the way its API accepts images.
+	Images []string `json:"images,omitempty"`
+}
+
+// DataURL splits a base64 data URL into its media type and data; ok is
+// false for anything else.
+func DataURL(u string) (mediaType, data string, ok bool) {
+	rest, found := strings.CutPrefix(u, "data:")
+	if !found {
+		return "", "", false
+	}
+	mediaType, data, found = strings.Cut(rest, ";base64,")
+	if !found || mediaType == "" || data == "" || strings.ContainsAny(mediaType, ",;") {
+		return "", "", false
+	}
+	return mediaType, data, true
 }
 
 // Message is one turn of the conversation.

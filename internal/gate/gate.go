@@ -112,6 +112,7 @@ func Open(root string, opts Options) (*Runtime, error) {
 		hooks.Scope(rt.intents),
 		hooks.PathArgScope(reg, ws, rt.intents, mcphub.ArgsOf(rt.mcp)),
 		hl,
+		mcphub.HashLock(reg, ws, st.Sessions, rt.mcp),
 	)
 	e.After(
 		rt.audit,

@@ -138,7 +138,7 @@ func Command(ctx context.Context, p *Policy, dir string, argv []string) (*exec.C
 		return nil, nil, err
 	}
 	cmd.Env = withEnv(cmd.Environ(), "TMPDIR", temp)
-	return cmd, func() { os.RemoveAll(temp) }, nil
+	return cmd, func() { forgetStatus(cmd); os.RemoveAll(temp) }, nil
 }
 
 // Shell is Command for a shell command line.

@@ -30,6 +30,8 @@ type spec struct {
 	NoNetwork  bool     `json:"nonet,omitempty"`
 	// Probe: set up and exit 0 without running anything.
 	Probe bool `json:"probe,omitempty"`
+	// StatusFD is the init's status pipe (status_linux.go), 0 for none.
+	StatusFD int `json:"sfd,omitempty"`
 }
 
 var (
@@ -94,10 +96,13 @@ func confined(ctx context.Context, mech Mechanism, p *Policy, dir, temp string, 
 		// such a root is narrowed to its other entries.
 		sp.Writable = narrow(sp.Writable, p.ReadOnly)
 	}
+	status := newStatusPipe(&sp)
 	cmd, err := initCmd(ctx, sp)
 	if err != nil {
+		status.close()
 		return nil, err
 	}
+	status.attach(cmd)
 	cmd.Dir = dir
 	return cmd, nil
 }

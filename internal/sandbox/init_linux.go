@@ -27,6 +27,7 @@ func initMain(arg string) int {
 		fmt.Fprintln(os.Stderr, "intentgate sandbox: bad init argument:", err)
 		return initFailed
 	}
+	keepStatusFromCommand(&sp)
 	if err := setup(&sp); err != nil {
 		fmt.Fprintln(os.Stderr, "intentgate sandbox: cannot confine the command, so it did not run:", err)
 		return initFailed
@@ -262,6 +263,7 @@ func supervise(sp *spec) int {
 			code = ws.ExitStatus()
 		case ws.Signaled():
 			code = 128 + int(ws.Signal())
+			reportSignal(sp, ws.Signal())
 		}
 		break
 	}

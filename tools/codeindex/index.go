@@ -58,7 +58,11 @@ type Index struct {
 	chunks []Chunk          // by doc number
 	ids    []string         // vector ids by doc number, with an embedder
 	bm     *bm25
-	ignore gitignore.Matcher
+
+	// igMu guards ignores: per directory (workspace-relative, "." for the
+	// root), the ignore patterns in force inside it.
+	igMu    sync.Mutex
+	ignores map[string][]gitignore.Pattern
 
 	db   *chromem.DB
 	coll *chromem.Collection
@@ -87,7 +91,7 @@ func Open(dir string, opts Options) (*Index, error) {
 		return nil, err
 	}
 	x := &Index{dir: dir, root: root, opts: opts, files: map[string][]int{}, bm: newBM25()}
-	x.ignore = gitignore.NewMatcher(readIgnore(root))
+	x.ignores = map[string][]gitignore.Pattern{}
 	if opts.Embedder != nil {
 		if opts.StoreDir != "" {
 			if err := os.MkdirAll(opts.StoreDir, 0o755); err != nil {
@@ -114,24 +118,81 @@ func Open(dir string, opts Options) (*Index, error) {
 	return x, nil
 }
 
-func readIgnore(root *os.Root) []gitignore.Pattern {
-	b, err := root.ReadFile(".gitignore")
-	if err != nil {
-		return nil
-	}
+// parseIgnore reads the patterns of one ignore file, which apply below the
+// directory domain.
+func parseIgnore(b []byte, domain []string) []gitignore.Pattern {
 	var ps []gitignore.Pattern
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range strings.Split(strings.TrimPrefix(string(b), "\ufeff"), "\n") {
 		l = strings.TrimRight(l, "\r")
 		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
-		ps = append(ps, gitignore.ParsePattern(l, nil))
+		ps = append(ps, gitignore.ParsePattern(l, domain))
 	}
 	return ps
 }
 
+// patternsIn returns the ignore patterns in force inside directory dir, as
+// list_files and search_files see them: git's info/exclude, then every
+// .gitignore from the root down to dir, the deeper ones last (they win).
+func (x *Index) patternsIn(dir string) []gitignore.Pattern {
+	x.igMu.Lock()
+	ps, ok := x.ignores[dir]
+	x.igMu.Unlock()
+	if ok {
+		return ps
+	}
+	if dir == "." || dir == "" {
+		dir = "."
+		if b, err := x.root.ReadFile(filepath.Join(".git", "info", "exclude")); err == nil {
+			ps = parseIgnore(b, nil)
+		}
+		if b, err := x.root.ReadFile(".gitignore"); err == nil {
+			ps = append(ps, parseIgnore(b, nil)...)
+		}
+	} else {
+		parent := "."
+		if i := strings.LastIndexByte(dir, '/'); i >= 0 {
+			parent = dir[:i]
+		}
+		ps = x.patternsIn(parent)
+		if b, err := x.root.ReadFile(filepath.Join(filepath.FromSlash(dir), ".gitignore")); err == nil {
+			ps = append(slices.Clip(ps), parseIgnore(b, strings.Split(dir, "/"))...)
+		}
+	}
+	x.igMu.Lock()
+	x.ignores[dir] = ps
+	x.igMu.Unlock()
+	return ps
+}
+
+// forgetIgnores drops the cached patterns, after an ignore file changed.
+func (x *Index) forgetIgnores() {
+	x.igMu.Lock()
+	clear(x.ignores)
+	x.igMu.Unlock()
+}
+
+// ignored reports whether the ignore files exclude the workspace path rel,
+// judged by the patterns of its own directory (the walk never enters an
+// excluded directory).
+func (x *Index) ignored(rel string, isDir bool) bool {
+	dir := "."
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dir = rel[:i]
+	}
+	ps := x.patternsIn(dir)
+	parts := strings.Split(rel, "/")
+	for i := len(ps) - 1; i >= 0; i-- {
+		if r := ps[i].Match(parts, isDir); r != gitignore.NoMatch {
+			return r == gitignore.Exclude
+		}
+	}
+	return false
+}
+
 func (x *Index) skipDir(rel, name string) bool {
-	return rel != "." && (strings.HasPrefix(name, ".") || skipDirs[name] || x.ignore.Match(strings.Split(rel, "/"), true))
+	return rel != "." && (strings.HasPrefix(name, ".") || skipDirs[name] || x.ignored(rel, true))
 }
 
 // Files returns the number of files indexed.
@@ -159,7 +220,7 @@ func (x *Index) Build(ctx context.Context) error {
 			}
 			return nil
 		}
-		if d.Type().IsRegular() && len(paths) < x.opts.MaxFiles && !x.ignore.Match(strings.Split(rel, "/"), false) {
+		if d.Type().IsRegular() && len(paths) < x.opts.MaxFiles && !x.ignored(rel, false) {
 			paths = append(paths, rel)
 		}
 		return nil
@@ -299,7 +360,7 @@ func (x *Index) pathSkipped(rel string) bool {
 			return true
 		}
 	}
-	return x.ignore.Match(parts, false)
+	return x.ignored(rel, false)
 }
 
 // Search returns up to n chunks for query, within the directory prefix when
@@ -381,6 +442,10 @@ func (x *Index) Watch(ctx context.Context, onError func(error)) error {
 					continue
 				}
 				rel = filepath.ToSlash(rel)
+				if path.Base(rel) == ".gitignore" {
+					// Files already indexed stay until they change.
+					x.forgetIgnores()
+				}
 				if ev.Has(fsnotify.Create) {
 					if fi, err := x.root.Lstat(filepath.FromSlash(rel)); err == nil && fi.IsDir() {
 						if !x.pathSkipped(rel + "/x") {

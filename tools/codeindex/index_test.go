@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -308,5 +309,64 @@ func BenchmarkBuild10k(b *testing.B) {
 		b.ReportMetric(float64(time.Since(start).Microseconds())/queries/1000, "ms/query")
 		x.Close()
 		b.StartTimer()
+	}
+}
+
+// Nested .gitignore files and git's info/exclude count as they do for
+// list_files and search_files: a directory's own file applies below it only,
+// and a deeper negation wins over a shallower rule. Files arriving later
+// (Update) are judged the same way.
+func TestNestedIgnoreFiles(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		".gitignore":              "*.log\n",
+		".git/info/exclude":       "private/\n",
+		"web/.gitignore":          "generated/\n*.gen.ts\n!keep.gen.ts\n",
+		"web/page.ts":             "export const zebraword = 1\n",
+		"web/a.gen.ts":            "export const zebraword = 2\n",
+		"web/keep.gen.ts":         "export const zebraword = 3\n",
+		"web/generated/api.ts":    "export const zebraword = 4\n",
+		"web/deep/b.gen.ts":       "export const zebraword = 5\n",
+		"app/a.gen.ts":            "export const zebraword = 6\n",
+		"app/.gitignore":          "!*.log\n",
+		"app/run.log":             "zebraword 7\n",
+		"docs/notes.log":          "zebraword 8\n",
+		"private/x.go":            "package private // zebraword\n",
+		"app/vendored/.gitignore": "*\n",
+		"app/vendored/lib.go":     "package lib // zebraword\n",
+	})
+	x, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	ctx := context.Background()
+	if err := x.Build(ctx); err != nil {
+		t.Fatal(err)
+	}
+	found := func() string {
+		rs, err := x.Search(ctx, "zebraword", "", 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ps []string
+		for _, r := range rs {
+			ps = append(ps, r.FilePath)
+		}
+		slices.Sort(ps)
+		return strings.Join(ps, " ")
+	}
+	if got, want := found(), "app/a.gen.ts app/run.log web/keep.gen.ts web/page.ts"; got != want {
+		t.Errorf("indexed %q, want %q", got, want)
+	}
+	writeFiles(t, dir, map[string]string{
+		"web/c.gen.ts": "export const zebraword = 9\n",
+		"app/c.gen.ts": "export const zebraword = 10\n",
+	})
+	if err := x.Update(ctx, "web/c.gen.ts", "app/c.gen.ts"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := found(), "app/a.gen.ts app/c.gen.ts app/run.log web/keep.gen.ts web/page.ts"; got != want {
+		t.Errorf("after Update, indexed %q, want %q", got, want)
 	}
 }

@@ -102,7 +102,7 @@ func Params(req *provider.Request) (sdk.MessageNewParams, error) {
 				}
 				blocks = append(blocks, sdk.NewToolUseBlock(b.ID, input, b.Name))
 			case provider.ToolResult:
-				blocks = append(blocks, sdk.NewToolResultBlock(b.ToolUseID, b.Content, b.IsError))
+				blocks = append(blocks, toolResult(b))
 			}
 		}
 		if m.Role == provider.User {
@@ -220,4 +220,19 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request, emit func(
 		reply.Content = append(reply.Content, o.block)
 	}
 	return reply, nil
+}
+
+// toolResult is a tool_result block: its text, then its images as base64
+// image blocks (a data URL that is not base64 is left out).
+func toolResult(b provider.Block) sdk.ContentBlockParamUnion {
+	r := sdk.NewToolResultBlock(b.ToolUseID, b.Content, b.IsError)
+	for _, u := range b.Images {
+		mt, data, ok := provider.DataURL(u)
+		if !ok {
+			continue
+		}
+		img := sdk.NewImageBlockBase64(mt, data)
+		r.OfToolResult.Content = append(r.OfToolResult.Content, sdk.ToolResultBlockParamContentUnion{OfImage: img.OfImage})
+	}
+	return r
 }

@@ -261,7 +261,19 @@ func appendMessage(b []byte, m *provider.Message, withBreak bool) []byte {
 			b = appendString(b, blk.ToolUseID)
 			b = append(b, `,"content":[{"type":"text","text":`...)
 			b = appendString(b, blk.Content)
-			b = append(b, `}],"is_error":`...)
+			b = append(b, '}')
+			for _, u := range blk.Images {
+				mt, data, ok := provider.DataURL(u)
+				if !ok {
+					continue // as toolResult: a data URL that is not base64 is left out
+				}
+				b = append(b, `,{"type":"image","source":{"type":"base64","media_type":`...)
+				b = appendString(b, mt)
+				b = append(b, `,"data":`...)
+				b = appendString(b, data)
+				b = append(b, "}}"...)
+			}
+			b = append(b, `],"is_error":`...)
 			b = strconv.AppendBool(b, blk.IsError)
 			if last {
 				b = append(b, ephemeral...)

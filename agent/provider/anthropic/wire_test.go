@@ -85,7 +85,7 @@ func TestEncodeMatchesSDK(t *testing.T) {
 			{Type: provider.ToolUse, ID: id, Name: "read_file", Input: input}}})
 		same(t, req(hist))
 		hist = append(hist, provider.Message{Role: provider.User, Content: []provider.Block{
-			{Type: provider.ToolResult, ToolUseID: id, Content: fmt.Sprintf("line 1\nline \"%d\"", i), IsError: i%2 == 1},
+			{Type: provider.ToolResult, ToolUseID: id, Content: fmt.Sprintf("line 1\nline \"%d\"", i), IsError: i%2 == 1, Images: images(i)},
 			{Type: provider.Text, Text: "<environment_details>\nx\n</environment_details>"}}})
 		same(t, req(hist))
 	}
@@ -96,6 +96,20 @@ func TestEncodeMatchesSDK(t *testing.T) {
 	same(t, r)
 	r.Tools = nil
 	same(t, r)
+}
+
+// images are the screenshots of step i: none, one, two, and a data URL that
+// is not base64 (left out by both encoders).
+func images(i int) []string {
+	switch i % 4 {
+	case 1:
+		return []string{"data:image/png;base64,iVBORw0KGgo="}
+	case 2:
+		return []string{"data:image/png;base64,iVBORw0KGgo=", "data:image/webp;base64,UklGRg=="}
+	case 3:
+		return []string{"data:text/plain,hello"}
+	}
+	return nil
 }
 
 // FuzzEncodeMatchesSDK: whatever text and arguments a model or a file put

@@ -77,10 +77,18 @@ func Params(req *provider.Request) (sdk.ChatCompletionNewParams, error) {
 			continue
 		}
 		text := ""
+		var images []sdk.ChatCompletionContentPartUnionParam
 		for _, b := range m.Content {
 			switch b.Type {
 			case provider.ToolResult:
 				p.Messages = append(p.Messages, sdk.ToolMessage(b.Content, b.ToolUseID))
+				// A tool message carries text only: its images follow in a
+				// user message, as image_url parts.
+				for _, u := range b.Images {
+					if _, _, ok := provider.DataURL(u); ok {
+						images = append(images, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: u}))
+					}
+				}
 			case provider.Text:
 				if text != "" {
 					text += "\n\n"
@@ -88,7 +96,14 @@ func Params(req *provider.Request) (sdk.ChatCompletionNewParams, error) {
 				text += b.Text
 			}
 		}
-		if text != "" {
+		switch {
+		case len(images) > 0:
+			parts := images
+			if text != "" {
+				parts = append([]sdk.ChatCompletionContentPartUnionParam{sdk.TextContentPart(text)}, images...)
+			}
+			p.Messages = append(p.Messages, sdk.UserMessage(parts))
+		case text != "":
 			p.Messages = append(p.Messages, sdk.UserMessage(text))
 		}
 	}
