@@ -16,11 +16,16 @@ import (
 )
 
 // shotRuntime plays browser_action: every action returns a screenshot.
-type shotRuntime struct{ nopRuntime }
+type shotRuntime struct{}
 
 const shot = "data:image/png;base64,iVBORw0KGgo="
 
-func (shotRuntime) Dispatch(_ context.Context, c *engine.Call) (*engine.Result, error) {
+func (shotRuntime) DispatchApproved(ctx context.Context, c *engine.Call, approve engine.Approve) (*engine.Result, error) {
+	if approve != nil {
+		if err := approve(ctx, c); err != nil {
+			return nil, err
+		}
+	}
 	return &engine.Result{Output: "The browser action has been executed.", Data: map[string]any{"images": []string{shot}}}, nil
 }
 

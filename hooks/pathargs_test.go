@@ -124,6 +124,12 @@ func TestPathArgScope(t *testing.T) {
 	if err := call("s1", hooks.SelectTool, `{"intent_id":"INT-001"}`); err != nil {
 		t.Fatal(err)
 	}
+	// The hash lock holds for MCP tools too: an existing file must have
+	// been read in full by the session first.
+	check("s1", "use_mcp_tool", use(`{"path":"src/a.txt"}`), engine.NotRead)
+	if err := call("s1", "read_file", `{"path":"src/a.txt"}`); err != nil {
+		t.Fatal(err)
+	}
 	check("s1", "use_mcp_tool", use(`{"path":"src/a.txt"}`), "")
 	check("s1", "use_mcp_tool", use(`{"path":"`+filepath.ToSlash(filepath.Join(rt.Root(), "src", "new.txt"))+`"}`), "")
 	check("s1", "use_mcp_tool", use(`{"path":"docs/b.txt"}`), engine.ScopeViolation)

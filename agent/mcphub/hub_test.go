@@ -130,6 +130,7 @@ func newEnv(t *testing.T) *env {
 		hooks.PathArgScope(reg, ws, store, mcphub.ArgsOf(e.hub)), hl, mcphub.HashLock(reg, ws, sessions, e.hub))
 	e.eng.After(hl, tr)
 	e.eng.OnDenial(tr)
+	e.eng.Finally(hooks.NewSessionWriter(sessions))
 	return e
 }
 

@@ -9,15 +9,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/intentgate/intentgate/cmd/intentgate/internal/fakemodel"
 )
 
 // TestClaudeCodeEndToEnd runs the real Claude Code binary against a scripted
-// model (shared/tools/fakellm) in a workspace where `intentgate install
+// model (internal/fakemodel) in a workspace where `intentgate install
 // claude-code` put its hooks and turned on Claude Code's sandbox: an
 // out-of-scope Write is denied, an Edit after a Read is traced with its
 // ranges, and Bash commands, rewritten to run under `intentgate exec`, fail
@@ -36,21 +37,7 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 	if os.Getenv("INTENTGATE_E2E_CLAUDE") != "1" {
 		t.Skip("set INTENTGATE_E2E_CLAUDE=1 to run Claude Code end to end (it installs @anthropic-ai/claude-code from npm)")
 	}
-	shared := os.Getenv("INTENTGATE_SHARED")
-	if shared == "" {
-		shared, _ = filepath.Abs(filepath.Join("..", "..", "..", "shared"))
-	}
-	fakeSrc := filepath.Join(shared, "tools", "fakellm")
-	if _, err := os.Stat(filepath.Join(fakeSrc, "main.go")); err != nil {
-		t.Skipf("no fakellm at %s (set INTENTGATE_SHARED): %v", fakeSrc, err)
-	}
 	tools := t.TempDir()
-	fakellm := filepath.Join(tools, "fakellm")
-	build := exec.Command("go", "build", "-o", fakellm, ".")
-	build.Dir = fakeSrc
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building fakellm: %v\n%s", err, out)
-	}
 	claude := claudeBinary(t, tools)
 	bin := e2eBinary(t)
 
@@ -59,7 +46,7 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 		if daemon {
 			name = "daemon"
 		}
-		t.Run(name, func(t *testing.T) { claudeScenario(t, bin, claude, fakellm, daemon) })
+		t.Run(name, func(t *testing.T) { claudeScenario(t, bin, claude, daemon) })
 	}
 }
 
@@ -99,7 +86,7 @@ func freeLoopbackAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func claudeScenario(t *testing.T, bin, claude, fakellm string, daemon bool) {
+func claudeScenario(t *testing.T, bin, claude string, daemon bool) {
 	ws := e2eWorkspace(t, mcpIntents, map[string]string{"src/app.txt": "line1\nbeta\nline3\n"})
 	if ws2, err := filepath.EvalSymlinks(ws); err == nil {
 		ws = ws2 // the paths Claude Code reports are real ones
@@ -118,34 +105,26 @@ func claudeScenario(t *testing.T, bin, claude, fakellm string, daemon bool) {
 	intentsBefore, _ := os.ReadFile(filepath.Join(ws, ".orchestration", "active_intents.yaml"))
 
 	abs := func(rel string) string { return filepath.Join(ws, filepath.FromSlash(rel)) }
-	script, _ := json.Marshal([]map[string]any{
-		{"tool": "Write", "input": map[string]any{"file_path": abs("docs/out.md"), "content": "no\n"}},
-		{"tool": "Read", "input": map[string]any{"file_path": abs("src/app.txt")}},
-		{"tool": "Edit", "input": map[string]any{"file_path": abs("src/app.txt"), "old_string": "beta", "new_string": "BETA\nextra"}},
-		{"tool": "Bash", "input": map[string]any{"command": "echo hi > " + abs("outside.txt"), "description": "write outside the scope"}},
-		{"tool": "Bash", "input": map[string]any{"command": "echo '  - id: INT-666' >> " + abs(".orchestration/active_intents.yaml"), "description": "widen the intents"}},
-		{"tool": "Bash", "input": map[string]any{"command": "echo ok > " + abs("src/bash.txt"), "description": "write in scope"}},
-		{"text": "All done."},
+	srv, err := fakemodel.Start([]fakemodel.Step{
+		{Tool: "Write", Input: map[string]any{"file_path": abs("docs/out.md"), "content": "no\n"}},
+		{Tool: "Read", Input: map[string]any{"file_path": abs("src/app.txt")}},
+		{Tool: "Edit", Input: map[string]any{"file_path": abs("src/app.txt"), "old_string": "beta", "new_string": "BETA\nextra"}},
+		{Tool: "Bash", Input: map[string]any{"command": "echo hi > " + abs("outside.txt"), "description": "write outside the scope"}},
+		{Tool: "Bash", Input: map[string]any{"command": "echo '  - id: INT-666' >> " + abs(".orchestration/active_intents.yaml"), "description": "widen the intents"}},
+		{Tool: "Bash", Input: map[string]any{"command": "echo ok > " + abs("src/bash.txt"), "description": "write in scope"}},
+		{Text: "All done."},
 	})
-	dir := t.TempDir()
-	scriptPath, logPath := filepath.Join(dir, "script.json"), filepath.Join(dir, "requests.log")
-	if err := os.WriteFile(scriptPath, script, 0o644); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
-	addr := freeLoopbackAddr(t)
-	llm := exec.Command(fakellm, "-addr", addr, "-script", scriptPath, "-log", logPath)
-	if err := llm.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { llm.Process.Kill(); llm.Wait() })
-	waitListening(t, addr)
+	t.Cleanup(func() { srv.Close() })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard
 	defer cancel()
 	cmd := exec.CommandContext(ctx, claude, "-p", "work on @INT-001", "--permission-mode", "acceptEdits",
 		"--allowedTools", "Read", "Edit", "Write", "Bash(echo:*)", "--output-format", "json")
 	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL=http://"+addr, "ANTHROPIC_API_KEY=sk-ant-dummy",
+	cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-ant-dummy",
 		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "HOME="+t.TempDir(), "CLAUDE_PROJECT_DIR=")
 	var stdout, stderr bytes.Buffer
@@ -155,7 +134,7 @@ func claudeScenario(t *testing.T, bin, claude, fakellm string, daemon bool) {
 	}
 
 	// What the model was told, from the requests Claude Code sent it.
-	results, _ := claudeRequests(t, logPath)
+	results, _ := claudeRequests(srv.Requests())
 	for _, r := range results {
 		if strings.Contains(r.text, "Exit code") {
 			t.Logf("Bash result: %s", r.text)
@@ -231,37 +210,16 @@ func claudeScenario(t *testing.T, bin, claude, fakellm string, daemon bool) {
 	}
 }
 
-func waitListening(t *testing.T, addr string) {
-	t.Helper()
-	for i := 0; ; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return
-		}
-		if i > 600 { // a hang guard, not a timing assertion
-			t.Fatalf("nothing listens on %s: %v", addr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 type claudeToolResult struct {
 	isError bool
 	text    string
 }
 
-var requestHead = regexp.MustCompile(`(?m)^=== \d+ \S+ \S+\n`)
-
-// claudeRequests reads fakellm's request log: the tool results and the texts
-// Claude Code sent the model.
-func claudeRequests(t *testing.T, path string) (results []claudeToolResult, texts []string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, body := range requestHead.Split(string(data), -1) {
+// claudeRequests reads the requests the fake model received ("METHOD PATH"
+// then the body): the tool results and the texts Claude Code sent the model.
+func claudeRequests(requests []string) (results []claudeToolResult, texts []string) {
+	for _, r := range requests {
+		_, body, _ := strings.Cut(r, "\n")
 		var req struct {
 			Messages []struct {
 				Content json.RawMessage `json:"content"`

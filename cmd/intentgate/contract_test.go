@@ -152,11 +152,16 @@ func TestFrontDoorContract(t *testing.T) {
 	if !reflect.DeepEqual(ref.files, wantFiles) {
 		t.Errorf("dispatch left files\n%v\nwant\n%v", ref.files, wantFiles)
 	}
-	// By hand: one record per change, in order.
+	// By hand: one record per change, in order; each write the sandbox
+	// refused a command is recorded as a refusal before the command's
+	// changes.
 	wantKinds := []string{
 		"src/app.txt write_to_file create allow",
+		"out1.txt execute_command denial deny",
 		"src/in1.txt execute_command create allow",
+		"out2.txt execute_command denial deny",
 		"src/in2.txt execute_command create allow",
+		".orchestration/active_intents.yaml execute_command denial deny",
 	}
 	if got := contractKinds(t, ref.ledger); !reflect.DeepEqual(got, wantKinds) {
 		t.Errorf("dispatch ledger:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantKinds, "\n"))
@@ -201,6 +206,13 @@ func contractLedger(t *testing.T, ws string) []string {
 		}
 		delete(ig, "call_id")
 		delete(ig, "prev")
+		// A refused write quotes the command's own error, whose wording
+		// is the shell's (sh for execute_command, bash under exec).
+		if d, _ := ig["denial"].(map[string]any); d != nil {
+			if m, _ := d["message"].(string); strings.Contains(m, "the command said: ") {
+				d["message"], _, _ = strings.Cut(m, "the command said: ")
+			}
+		}
 		norm, err := json.Marshal(rec)
 		if err != nil {
 			t.Fatal(err)

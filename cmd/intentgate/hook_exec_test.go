@@ -92,6 +92,25 @@ func TestClaudeCodeBashRunsConfined(t *testing.T) {
 	if !strings.Contains(string(out), "Permission denied") {
 		t.Errorf("the refused writes are not in the command's output:\n%s", out)
 	}
+	// Claude Code reports the command's output on its post event: the
+	// writes the sandbox refused are recorded in the ledger as refusals.
+	e.send("PostToolUse-Bash", map[string]any{"tool_input.command": wrapped, "tool_response.stderr": string(out)})
+	refused := map[string]string{}
+	for _, l := range sbxLedger(t, e.ws) {
+		ig := l.Metadata.IG
+		if ig.Decision != "deny" || ig.Tool != "execute_command" || len(l.Files) != 1 {
+			continue
+		}
+		var d struct {
+			Code string `json:"error"`
+		}
+		if json.Unmarshal(ig.Denial, &d) == nil {
+			refused[l.Files[0].Path] = d.Code
+		}
+	}
+	if refused[".orchestration/active_intents.yaml"] != "PROTECTED_PATH" || refused["docs.md"] != "SCOPE_VIOLATION" {
+		t.Errorf("refusals recorded from the post event: %v, want PROTECTED_PATH for .orchestration/active_intents.yaml and SCOPE_VIOLATION for docs.md", refused)
+	}
 
 	// Background commands are refused in the agent's words.
 	bg := e.send("PreToolUse-Bash", map[string]any{"tool_input.run_in_background": true})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // claude is Claude Code's hook protocol, and Codex's, which follows it with a
@@ -78,6 +79,9 @@ func (c claude) Parse(raw []byte) (*Event, error) {
 		return ev, fmt.Errorf(`the %s event has no "tool_name"`, in.Event)
 	}
 	post := ev.Kind == PostTool
+	if post {
+		ev.Output = responseOutput(in.ToolResponse)
+	}
 	var err error
 	if c.strict {
 		ev.Ops, err = codexOps(in.ToolName, in.ToolInput, in.ToolResponse, post)
@@ -284,4 +288,33 @@ func (c claude) Render(ev *Event, r Reply) []byte {
 		return nil
 	}
 	return marshal(out)
+}
+
+// responseOutput is what a command printed, from a post event's
+// tool_response: a string, or an object's stdout and stderr (Claude Code's
+// Bash), or its "output" (Codex). Anything else is "".
+func responseOutput(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		Stdout string `json:"stdout"`
+		Stderr string `json:"stderr"`
+		Output string `json:"output"`
+	}
+	if json.Unmarshal(raw, &o) != nil {
+		return ""
+	}
+	out := o.Output
+	for _, part := range []string{o.Stdout, o.Stderr} {
+		if part == "" {
+			continue
+		}
+		if out != "" && !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		out += part
+	}
+	return out
 }

@@ -118,6 +118,11 @@ type Event struct {
 	Prompt string
 	// Failed reports, on a post event, that the tool did not succeed.
 	Failed bool
+	// Output is, on a post event of a shell command, what the command
+	// printed, as the agent reports it (empty when it does not). It is the
+	// command's own words: the writes the sandbox refused are read from it
+	// and recorded as such, never trusted as a decision.
+	Output string
 }
 
 // CallKey identifies the call across its pre and post events, which arrive

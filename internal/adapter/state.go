@@ -333,7 +333,7 @@ func (h *hookRun) observeCommand(ctx context.Context, c *engine.Call) string {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return h.refuseSession("the picture of the workspace taken before this command cannot be read: " + err.Error())
 	}
-	res, err := h.rt.ObserveCommand(ctx, c, &st)
+	res, err := h.rt.ObserveCommand(ctx, c, &st, h.ev.Output)
 	if err != nil {
 		h.warnf("%v", err)
 	}

@@ -28,8 +28,10 @@ import (
 // ObserveCommand records what a command an external agent ran changed since
 // the picture before. The result's Output is what the model must be told
 // ("" when the command stayed within its intent's scope); a non-nil error
-// says what could not be judged or recorded.
-func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot) (*engine.Result, error) {
+// says what could not be judged or recorded. output is what the command
+// printed as the agent reported it ("" when it does not): the writes the
+// sandbox refused it are read from there and recorded.
+func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, output string) (*engine.Result, error) {
 	ctx, release, err := rt.Hold(ctx, c.Session)
 	if err != nil {
 		return nil, err
@@ -41,10 +43,13 @@ func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *t
 		return nil, fmt.Errorf("the workspace cannot be pictured after the command: %w", err)
 	}
 	r := &engine.Result{Changes: changes}
+	if refused := sandbox.Refusals(output); len(refused) > 0 {
+		r.Data = map[string]any{"refused_writes": refused}
+	}
 	if len(changes) == 0 {
 		// Empty governance directories the command made are not
 		// changes of a file, and are still taken away.
-		return r, rt.sweep(before, r)
+		return r, errors.Join(rt.sweep(before, r), rt.recordRefusals(ctx, c, r))
 	}
 	note, serr := rt.settleNote(ctx, c, before, r)
 	if note != "" {
