@@ -17,8 +17,8 @@ import (
 	"github.com/intentgate/intentgate/agent/mcphub"
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
+	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/intentgate/intentgate/orchestration"
-	"github.com/intentgate/intentgate/tools"
 )
 
 // needServers returns the directory of the npm servers' executables, or
@@ -49,9 +49,7 @@ const intents = `active_intents:
 type env struct {
 	t      *testing.T
 	dir    string
-	eng    *engine.Engine
-	ws     *engine.Workspace
-	hub    *mcphub.Hub
+	rt     *gate.Runtime
 	ledger string
 
 	mu       sync.Mutex
@@ -61,7 +59,7 @@ type env struct {
 }
 
 // newEnv is a governed workspace whose .roo/mcp.json names the two npm
-// servers, wired as the CLI wires the engine.
+// servers, opened as every front door opens it (gate.Open).
 func newEnv(t *testing.T) *env {
 	bin := needServers(t)
 	dir := t.TempDir()
@@ -83,25 +81,7 @@ func newEnv(t *testing.T) *env {
 			t.Fatal(err)
 		}
 	}
-	e := &env{t: t, dir: dir}
-	ws, err := engine.OpenWorkspace(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	orch := filepath.Join(dir, ".orchestration")
-	store, err := orchestration.OpenIntentStore(filepath.Join(orch, "active_intents.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessions := orchestration.OpenSessions(filepath.Join(orch, "sessions"))
-	e.ledger = filepath.Join(orch, "agent_trace.jsonl")
-	ledger, err := orchestration.OpenLedger(e.ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.ws = ws
-	e.hub = mcphub.New(mcphub.Options{Workspace: dir, Version: "test"})
-	t.Cleanup(func() { e.hub.Close(); ledger.Close(); store.Close(); ws.Close() })
+	e := &env{t: t, dir: dir, ledger: filepath.Join(dir, ".orchestration", "agent_trace.jsonl")}
 	opts := mcphub.ToolOptions{
 		Approve: func(ctx context.Context, c *engine.Call, r mcphub.Request) error {
 			e.mu.Lock()
@@ -118,25 +98,18 @@ func newEnv(t *testing.T) *env {
 			e.mu.Unlock()
 		},
 	}
-	reg := engine.NewRegistry()
-	reg.Register(engine.Spec{Name: hooks.SelectTool, Group: engine.GroupRead, Tool: hooks.SelectActiveIntent(store, sessions, orch)})
-	reg.Register(engine.Spec{Name: mcphub.UseToolName, Group: engine.GroupMCP, Tool: mcphub.UseTool(e.hub, opts)})
-	reg.Register(engine.Spec{Name: mcphub.AccessResourceName, Group: engine.GroupMCP, Tool: mcphub.AccessResource(e.hub, opts)})
-	reg.Register(engine.Spec{Name: "read_file", Group: engine.GroupRead, Tool: tools.ReadFile()})
-	tr := hooks.NewTrace(hooks.TraceConfig{Ledger: ledger, Version: "test"})
-	hl := hooks.NewHashLock(sessions)
-	e.eng = engine.New(reg)
-	e.eng.Use(hooks.Gatekeeper(store, sessions), hooks.Protected(ws), hooks.Scope(store),
-		hooks.PathArgScope(reg, ws, store, mcphub.ArgsOf(e.hub)), hl, mcphub.HashLock(reg, ws, sessions, e.hub))
-	e.eng.After(hl, tr)
-	e.eng.OnDenial(tr)
-	e.eng.Finally(hooks.NewSessionWriter(sessions))
+	rt, err := gate.Open(dir, gate.Options{Version: "test", MCP: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	e.rt = rt
 	return e
 }
 
 func (e *env) call(session, tool string, args map[string]any) (*engine.Result, error) {
 	raw, _ := json.Marshal(args)
-	return e.eng.Dispatch(context.Background(), &engine.Call{ID: session + "-" + tool, Session: session, Tool: tool, Args: raw, WS: e.ws,
+	return e.rt.Dispatch(context.Background(), &engine.Call{ID: session + "-" + tool, Session: session, Tool: tool, Args: raw,
 		Agent: engine.Agent{Name: "test", Model: "test/model"}})
 }
 
@@ -340,7 +313,7 @@ func TestEverythingServer(t *testing.T) {
 
 func TestPromptSection(t *testing.T) {
 	e := newEnv(t)
-	p, err := e.hub.Prompt(context.Background())
+	p, err := e.rt.MCP().Prompt(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

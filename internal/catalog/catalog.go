@@ -38,8 +38,11 @@ type Deps struct {
 	Modes tools.Modes
 	// MCP connects to the servers of .roo/mcp.json; nil registers the MCP
 	// tools over no hub.
-	MCP     *mcphub.Hub
-	Command tools.CommandOptions
+	MCP *mcphub.Hub
+	// MCPTools are use_mcp_tool's and access_mcp_resource's callbacks
+	// (approval, execution status); zero asks nothing and reports nothing.
+	MCPTools mcphub.ToolOptions
+	Command  tools.CommandOptions
 }
 
 // Tool is the declaration of one tool.
@@ -102,9 +105,9 @@ var table = []Tool{
 	// MCP servers' tools and resources (.roo/mcp.json); nothing connects
 	// until a call names a server.
 	{Name: mcphub.UseToolName, Group: engine.GroupMCP,
-		New: func(d Deps) engine.Tool { return mcphub.UseTool(d.MCP, mcphub.ToolOptions{}) }},
+		New: func(d Deps) engine.Tool { return mcphub.UseTool(d.MCP, d.MCPTools) }},
 	{Name: mcphub.AccessResourceName, Group: engine.GroupMCP,
-		New: func(d Deps) engine.Tool { return mcphub.AccessResource(d.MCP, mcphub.ToolOptions{}) }},
+		New: func(d Deps) engine.Tool { return mcphub.AccessResource(d.MCP, d.MCPTools) }},
 	{Name: "ask_followup_question", Group: engine.GroupModes, Always: true,
 		New: func(Deps) engine.Tool { return tools.AskFollowupQuestion() }},
 	{Name: "attempt_completion", Group: engine.GroupModes, Always: true,

@@ -31,6 +31,9 @@ import (
 type Options struct {
 	// Version is intentgate's version, written into ledger records.
 	Version string
+	// MCP are the callbacks of the MCP tools (approval of a call, its
+	// execution status) for a front door that shows them to a person.
+	MCP mcphub.ToolOptions
 }
 
 // Runtime is one governed workspace. It is safe for concurrent use.
@@ -45,6 +48,7 @@ type Runtime struct {
 	orch    string
 	turns   turns
 	mcp     *mcphub.Hub
+	mcpOpts mcphub.ToolOptions
 }
 
 // failedIntents stands in for an intents file that could not be loaded: every
@@ -87,6 +91,7 @@ func Open(root string, opts Options) (*Runtime, error) {
 	// records nothing (a hook answering a read) never opens it.
 	rt.git = orchestration.LazyGit(ws.Dir)
 
+	rt.mcpOpts = opts.MCP
 	rt.mcp = mcphub.New(mcphub.Options{Workspace: ws.Dir, GlobalConfig: mcphub.DefaultGlobalConfig(), Version: opts.Version})
 	usage := hooks.NewUsage(st.Sessions)
 	reg := usage.Tools(rt.registry())
@@ -137,6 +142,9 @@ func (rt *Runtime) Close() error {
 	}
 	return rt.ws.Close()
 }
+
+// MCP is the hub of the workspace's MCP servers (.roo/mcp.json).
+func (rt *Runtime) MCP() *mcphub.Hub { return rt.mcp }
 
 // Root is the workspace's directory, with symlinks resolved.
 func (rt *Runtime) Root() string { return rt.ws.Dir }

@@ -21,6 +21,7 @@ func (rt *Runtime) registry() *engine.Registry {
 		Orch:     rt.orch,
 		Modes:    st.Modes,
 		MCP:      rt.mcp,
+		MCPTools: rt.mcpOpts,
 		Command:  tools.CommandOptions{Timeout: commandTimeout, Settle: rt.settle, Confine: rt.confineCommand, Picture: rt.Picture},
 	})
 }
