@@ -114,7 +114,7 @@ func IsGoverned(rel string) bool {
 		return false
 	}
 	switch parts[0] {
-	case ".orchestration", ".intentignore", ".claude", ".codex", ".gemini", ".cursor", ".clinerules", ".mcp.json":
+	case ".orchestration", ".intentignore", ".claude", ".codex", ".gemini", ".cursor", ".clinerules", ".cline", ".mcp.json":
 		// The agents' hook, MCP and rule configuration: whoever changes
 		// it changes what governs the agent.
 		return true

@@ -140,6 +140,7 @@ func TestIsGoverned(t *testing.T) {
 		{".clinerules/hooks", true},
 		{".clinerules/style.md", true},
 		{".clinerules", true},
+		{".cline/settings.json", true}, // Cline reads Claude-style hooks there
 		{".mcp.json", true},
 		{".MCP.json", true},
 		{"src/.mcp.json", false},

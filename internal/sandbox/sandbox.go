@@ -83,7 +83,7 @@ var ErrUnavailable = errors.New("commands cannot be confined on this system")
 // at every depth.
 var GovernanceNames = []string{
 	".orchestration", ".intentignore", ".git",
-	".claude", ".codex", ".gemini", ".cursor", ".clinerules", ".mcp.json",
+	".claude", ".codex", ".gemini", ".cursor", ".clinerules", ".cline", ".mcp.json",
 }
 
 // nestedNames are protected wherever they appear.
