@@ -226,6 +226,13 @@ func peerContext(ctx context.Context, c net.Conn) context.Context {
 	if err := peer.CheckSocketHolders(ino); err != nil {
 		return context.WithValue(ctx, refusedPeerKey{}, err.Error())
 	}
+	// A client that sends and closes at once may have let go of its
+	// socket while the holders were searched, and then none was found: the
+	// socket must still be held, the same one, after the search. (A holder
+	// that still held it then was seen by the search.)
+	if _, again, ok := tcpPeer(client, server); !ok || again != ino {
+		return context.WithValue(ctx, refusedPeerKey{}, "the connecting process let go of its socket while it was checked")
+	}
 	return ctx
 }
 
