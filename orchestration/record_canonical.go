@@ -90,11 +90,7 @@ func (v *CanonView) Read(line []byte) bool {
 
 // Record builds the record the view holds (the one ParseRecord returns).
 func (v *CanonView) Record() *Record {
-	rec := &Record{Version: string(v.Version), ID: string(v.ID)}
-	t, err := time.Parse(time.RFC3339, string(v.Timestamp))
-	if err == nil {
-		rec.Timestamp = t.UTC()
-	}
+	rec := &Record{Version: string(v.Version), ID: string(v.ID), Timestamp: v.Time()}
 	if v.HasVCS {
 		rec.VCS = &VCS{Type: string(v.VCSType), Revision: string(v.VCSRevision)}
 	}
@@ -129,6 +125,30 @@ func (v *CanonView) Record() *Record {
 		}
 	}
 	return rec
+}
+
+// Time is the record's timestamp (in UTC), from the digits Read checked.
+func (v *CanonView) Time() time.Time {
+	ts := v.Timestamp
+	if len(ts) < 20 {
+		return time.Time{}
+	}
+	d := func(i, n int) int {
+		x := 0
+		for _, c := range ts[i : i+n] {
+			x = x*10 + int(c-'0')
+		}
+		return x
+	}
+	nsec := 0
+	if len(ts) > 21 {
+		frac := ts[20 : len(ts)-1]
+		nsec = d(20, len(frac))
+		for range 9 - len(frac) {
+			nsec *= 10
+		}
+	}
+	return time.Date(d(0, 4), time.Month(d(5, 2)), d(8, 2), d(11, 2), d(14, 2), d(17, 2), nsec, time.UTC)
 }
 
 type canonParser struct {
