@@ -397,8 +397,8 @@ func sortIDs(b []byte) {
 	}
 }
 
-// sortRanges sorts range entries by their hash prefix, keeping the ledger
-// order of equal ones.
+// sortRanges sorts range entries by their hash prefix, then line: equal
+// prefixes stay in ledger order.
 func sortRanges(b []byte) {
 	type ent struct {
 		h8      uint64
@@ -409,7 +409,15 @@ func sortRanges(b []byte) {
 		e := b[i*rangeEntry:]
 		es[i] = ent{binary.LittleEndian.Uint64(e), binary.LittleEndian.Uint32(e[8:]), binary.LittleEndian.Uint32(e[12:])}
 	}
-	slices.SortStableFunc(es, func(x, y ent) int { return cmp.Compare(x.h8, y.h8) })
+	slices.SortFunc(es, func(x, y ent) int {
+		if c := cmp.Compare(x.h8, y.h8); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.rel, y.rel); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ln, y.ln)
+	})
 	for i, e := range es {
 		o := b[i*rangeEntry:]
 		binary.LittleEndian.PutUint64(o, e.h8)

@@ -22,18 +22,29 @@ type segChunk struct {
 	lines  []byte // lineEntry each, offsets absolute
 	ids    []byte // idEntry each
 	ranges []byte // rangeEntry each
-	post   map[string][]uint32
-	last   []byte // the chunk's last line, without its newline (a copy)
+	worker int
+	// pairs files line rel under the worker's key number k as k<<32|rel;
+	// newKeys are the keys the worker numbered first in this chunk, in
+	// order (a worker's chunks are consumed in the order it read them, so
+	// a number is always defined before it is used).
+	pairs   []uint64
+	newKeys []string
+	last    []byte // the chunk's last line, without its newline (a copy)
 }
 
 // segWorker is one index worker's state.
 type segWorker struct {
-	view orchestration.CanonView
-	key  []byte // scratch for a key
+	view     orchestration.CanonView
+	key      []byte            // scratch for a key
+	dict     map[string]uint32 // key -> its number
+	lineKeys []uint32          // the keys of the current line
 }
 
-func (w *segWorker) chunk(c *lineChunk) *segChunk {
-	out := &segChunk{post: map[string][]uint32{}}
+func (w *segWorker) chunk(worker int, c *lineChunk) *segChunk {
+	if w.dict == nil {
+		w.dict = map[string]uint32{}
+	}
+	out := &segChunk{worker: worker}
 	var lastRaw []byte
 	c.eachLine(func(at int, full, raw []byte) {
 		w.line(out, uint32(out.n), c.off+int64(at), len(full), raw)
@@ -44,20 +55,27 @@ func (w *segWorker) chunk(c *lineChunk) *segChunk {
 	return out
 }
 
-// addKey files the current line under prefix+value, once: lines come in
-// order, so a key already filed for this line is the last of its list.
+// addKey files the current line under prefix+value, once.
 func (w *segWorker) addKey(out *segChunk, rel uint32, prefix string, value []byte) {
 	w.key = append(append(w.key[:0], prefix...), value...)
-	p, ok := out.post[string(w.key)]
-	switch {
-	case !ok:
-		out.post[string(w.key)] = []uint32{rel}
-	case p[len(p)-1] != rel:
-		out.post[string(w.key)] = append(p, rel)
+	k, ok := w.dict[string(w.key)]
+	if !ok {
+		k = uint32(len(w.dict))
+		name := string(w.key)
+		w.dict[name] = k
+		out.newKeys = append(out.newKeys, name)
 	}
+	for _, x := range w.lineKeys {
+		if x == k {
+			return
+		}
+	}
+	w.lineKeys = append(w.lineKeys, k)
+	out.pairs = append(out.pairs, uint64(k)<<32|uint64(rel))
 }
 
 func (w *segWorker) line(out *segChunk, rel uint32, off int64, size int, raw []byte) {
+	w.lineKeys = w.lineKeys[:0]
 	var flags uint32
 	var ts int64
 	v := &w.view
@@ -251,6 +269,9 @@ func (ix *Index) build(firstLine int, from, to int64) (*segmentRef, string, erro
 func (ix *Index) collect(firstLine int, from, to int64) (b *segBuilder, last []byte, n int, err error) {
 	b = &segBuilder{firstLine: firstLine, firstOff: from, post: map[string][]uint32{}}
 	ws := make([]segWorker, runtime.GOMAXPROCS(0))
+	globalOf := make([][]int32, len(ws)) // worker key number -> list
+	keyNo := map[string]int32{}
+	var lists [][]uint32
 	total := to - from
 	if to <= 0 {
 		if fi, err := os.Stat(ix.ledger); err == nil {
@@ -258,7 +279,7 @@ func (ix *Index) collect(firstLine int, from, to int64) (b *segBuilder, last []b
 		}
 	}
 	err = runChunks(ix.ledger, chunkOptions{from: from, to: to, workers: len(ws), size: ix.chunkSize},
-		func(w int, c *lineChunk) *segChunk { return ws[w].chunk(c) },
+		func(w int, c *lineChunk) *segChunk { return ws[w].chunk(w, c) },
 		func(c *lineChunk, sc *segChunk) error {
 			if sc.n == 0 {
 				return nil
@@ -284,12 +305,20 @@ func (ix *Index) collect(firstLine int, from, to int64) (b *segBuilder, last []b
 				b.ranges = binary.LittleEndian.AppendUint32(b.ranges, rel+base)
 				b.ranges = append(b.ranges, sc.ranges[i+12:i+16]...)
 			}
-			for k, p := range sc.post {
-				g := b.post[k]
-				for _, x := range p {
-					g = append(g, x+base)
+			gl := globalOf[sc.worker]
+			for _, k := range sc.newKeys {
+				i, ok := keyNo[k]
+				if !ok {
+					i = int32(len(lists))
+					keyNo[k] = i
+					lists = append(lists, nil)
 				}
-				b.post[k] = g
+				gl = append(gl, i)
+			}
+			globalOf[sc.worker] = gl
+			for _, p := range sc.pairs {
+				i := gl[p>>32]
+				lists[i] = append(lists[i], uint32(p)+base)
 			}
 			n += sc.n
 			last = sc.last
@@ -297,6 +326,9 @@ func (ix *Index) collect(firstLine int, from, to int64) (b *segBuilder, last []b
 		})
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("index: %w", err)
+	}
+	for k, i := range keyNo {
+		b.post[k] = lists[i]
 	}
 	return b, last, n, nil
 }

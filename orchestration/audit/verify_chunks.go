@@ -13,12 +13,11 @@ import (
 // where the line is in the chunk, and the rare findings with the index of
 // their line in the chunk.
 type verifyChunk struct {
-	lines     []chainLine
-	at        []uint32 // at[k]: offset of line k in the chunk's data
-	notes     []lineNote
-	drift     []driftRef
-	recs      []*orchestration.Record // per line, when the caller sees every record
-	seedCount int
+	lines []chainLine
+	at    []uint32 // at[k]: offset of line k in the chunk's data
+	notes []lineNote
+	drift []driftRef
+	recs  []*orchestration.Record // per line, when the caller sees every record
 }
 
 type noteKind uint8
