@@ -3,6 +3,8 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 
@@ -354,4 +356,52 @@ func ComputeStats(ledger string, progress func(read int64)) (*Stats, error) {
 	}
 	s.ByIntent, s.ByModel, s.ByTool = intents.rows(), models.rows(), tools.rows()
 	return s, nil
+}
+
+// StatsReport is what `trace stats` shows: the ledger counted per intent,
+// model and tool, and the tool usage the workspace's sessions recorded
+// (every call, reads included; the ledger holds only changes and
+// refusals). New sections are new fields: the JSON of the ones here stays.
+type StatsReport struct {
+	*Stats
+	Sessions  int                       `json:"sessions"`
+	ToolUsage orchestration.UsageReport `json:"tool_usage"`
+}
+
+// StatsOptions says which ledger and sessions StatsFor reads.
+type StatsOptions struct {
+	Workspace string // "" means "."
+	Ledger    string // "" means Workspace/.orchestration/agent_trace.jsonl
+	// Progress, if set, is called now and then with the bytes read and
+	// the ledger's size.
+	Progress func(read, total int64)
+}
+
+// StatsFor counts the ledger and sums the sessions' tool usage.
+func StatsFor(o StatsOptions) (*StatsReport, error) {
+	ws := o.Workspace
+	if ws == "" {
+		ws = "."
+	}
+	ledger := o.Ledger
+	if ledger == "" {
+		ledger = filepath.Join(ws, ".orchestration", orchestration.LedgerName)
+	}
+	var progress func(int64)
+	if o.Progress != nil {
+		var total int64
+		if fi, err := os.Stat(ledger); err == nil {
+			total = fi.Size()
+		}
+		progress = func(n int64) { o.Progress(n, total) }
+	}
+	s, err := ComputeStats(ledger, progress)
+	if err != nil {
+		return nil, err
+	}
+	usage, sessions, err := orchestration.SumUsage(filepath.Join(ws, ".orchestration", "sessions"))
+	if err != nil {
+		return nil, err
+	}
+	return &StatsReport{Stats: s, Sessions: sessions, ToolUsage: orchestration.AnalyzeUsage(usage)}, nil
 }
