@@ -171,11 +171,14 @@ func cutChunks(r io.Reader, o chunkOptions, size int, free chan []byte, in chan<
 				return errScanStop
 			}
 		}
-		need := len(carry) + size
+		// A buffer from the pool is reused as it is (a new one for every
+		// chunk would cost the kernel a fresh zeroed page per 4 KiB read):
+		// the carry takes its start, the read the rest.
+		need := max(size, len(carry)+size/2)
 		if cap(buf) < need {
 			buf = make([]byte, need)
 		}
-		buf = buf[:need]
+		buf = buf[:cap(buf)]
 		copy(buf, carry)
 		n, err := io.ReadFull(r, buf[len(carry):])
 		read += int64(n)
