@@ -568,7 +568,7 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		w.journalRemove(jname)
 		return ch, err
 	}
-	crashPoint("crash-before-rename")
+	CrashPoint("crash-before-rename")
 	err = renameAt(tmpDir, tmp, dir, name)
 	if errors.Is(err, errCrossDevice) {
 		tmpDir.Remove(tmp)
@@ -585,8 +585,15 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		w.journalRemove(jname)
 		return ch, err
 	}
-	crashPoint("crash-after-rename")
-	if err := syncRoot(dir); err != nil {
+	CrashPoint("crash-after-rename")
+	// Under Dispatch the directory's fsync waits for the ledger's, to run
+	// with it (Call.SyncPending): the journal entry, durable before the
+	// rename, covers a crash in between.
+	df, err := dir.Open(".")
+	if err != nil {
+		return ch, err
+	}
+	if err := c.syncLater(df); err != nil {
 		return ch, err
 	}
 	return ch, nil
@@ -685,13 +692,4 @@ func writeTemp(dir *os.Root, name string, data []byte, perm fs.FileMode) (string
 		return "", err
 	}
 	return tmp, nil
-}
-
-func syncRoot(dir *os.Root) error {
-	f, err := dir.Open(".")
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return syncDirFile(f)
 }
