@@ -46,7 +46,15 @@ type Call struct {
 	// ledger's fsync, in one round of the disk, not two).
 	laterSync bool
 	dirs      []*os.File
+	runsNow   bool
 }
+
+// ToolRunsNow reports whether the call's tool runs in this process right
+// after the pre-hooks, with nobody asked in between (Dispatch without an
+// approval). A pre-hook whose check the tool repeats under its file lock
+// (the hash lock: Workspace.Edit checks Expect on the content it reads)
+// may then leave the check to the tool instead of reading the file first.
+func (c *Call) ToolRunsNow() bool { return c.runsNow }
 
 // deferDirSyncs lets Workspace.Edit leave its directory fsync to
 // SyncPending; Dispatch sets it and calls SyncPending before it returns.

@@ -304,7 +304,10 @@ type Approve func(ctx context.Context, c *Call) error
 func (e *Engine) DispatchApproved(ctx context.Context, c *Call, approve Approve) (res *Result, err error) {
 	e.resolve(c)
 	spec, known := c.Spec()
-	if err := e.Authorize(ctx, c); err != nil {
+	c.runsNow = approve == nil && known && spec.Tool != nil
+	err = e.Authorize(ctx, c)
+	c.runsNow = false
+	if err != nil {
 		return nil, err
 	}
 	if !known || spec.Tool == nil {
