@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"errors"
@@ -8,28 +8,28 @@ import (
 	"github.com/intentgate/intentgate/internal/daemon"
 )
 
-// defaultDaemonAddr is where `install claude-code --daemon` points Claude
+// DefaultDaemonAddr is where `install claude-code --daemon` points Claude
 // Code's http hooks unless told otherwise; `intentgate serve` listens there
 // when it finds those hooks in the workspace's settings.
-const defaultDaemonAddr = "127.0.0.1:7853"
+const DefaultDaemonAddr = "127.0.0.1:7853"
 
 // checkDaemon validates --daemon: an http hook is Claude Code's alone, and
 // one daemon serves one workspace, so a user-wide install cannot use it.
-func (o *installOptions) checkDaemon(agent string) error {
-	if o.daemon == "" {
+func (o *Options) checkDaemon(agent string) error {
+	if o.Daemon == "" {
 		return nil
 	}
 	if agent != "claude-code" {
 		return fmt.Errorf("--daemon: only Claude Code takes http hooks; %s's hook command uses a running `intentgate serve` by itself", agent)
 	}
-	if o.global {
+	if o.Global {
 		return errors.New("--daemon: a daemon serves one workspace, so it cannot take every project's events; install --daemon in each workspace")
 	}
-	if err := daemon.CheckLoopback(o.daemon); err != nil {
+	if err := daemon.CheckLoopback(o.Daemon); err != nil {
 		return fmt.Errorf("--daemon: %w", err)
 	}
-	if _, port, _ := net.SplitHostPort(o.daemon); port == "0" || port == "" {
-		return fmt.Errorf("--daemon %s: name a fixed port; the hooks must know where the daemon is", o.daemon)
+	if _, port, _ := net.SplitHostPort(o.Daemon); port == "0" || port == "" {
+		return fmt.Errorf("--daemon %s: name a fixed port; the hooks must know where the daemon is", o.Daemon)
 	}
 	return nil
 }
@@ -39,7 +39,7 @@ func (o *installOptions) checkDaemon(agent string) error {
 // agent) would mean "allow". The command hook hands each event to a running
 // daemon through its socket in .orchestration/, and handles the event itself
 // when no daemon answers.
-func (o *installOptions) daemonSpecs(specs []hookSpec, agent string) []hookSpec {
+func (o *Options) daemonSpecs(specs []hookSpec, agent string) []hookSpec {
 	return specs
 }
 
