@@ -38,7 +38,7 @@ added.`,
 	}
 	installFlags(cmd, o)
 	cmd.Flags().BoolVar(&o.Trust, "trust", false, "codex: record the project as trusted in the user's Codex config.toml (Codex skips an untrusted project's hooks)")
-	cmd.Flags().StringVar(&o.Daemon, "daemon", "", "claude-code: send tool and prompt events as http hooks to intentgate serve at this `address`")
+	cmd.Flags().StringVar(&o.Daemon, "daemon", "", "claude-code: print the command that starts `intentgate serve` at this `address`, which the hooks use through its socket while it runs")
 	cmd.Flags().Lookup("daemon").NoOptDefVal = install.DefaultDaemonAddr
 	return cmd
 }

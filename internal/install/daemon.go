@@ -34,17 +34,16 @@ func (o *Options) checkDaemon(agent string) error {
 	return nil
 }
 
-// daemonSpecs keeps command hooks: Claude Code takes an http hook it cannot
-// reach as a non-blocking error, so a daemon that is down (or killed by the
-// agent) would mean "allow". The command hook hands each event to a running
-// daemon through its socket in .orchestration/, and handles the event itself
-// when no daemon answers.
-func (o *Options) daemonSpecs(specs []hookSpec, agent string) []hookSpec {
-	return specs
-}
-
-func daemonNote(addr string) string {
-	return fmt.Sprintf("start the daemon in this workspace with `intentgate serve` (its HTTP endpoint listens on %s); "+
-		"the hooks stay command hooks that use the daemon's socket when it answers and handle the event themselves when it does not, "+
-		"so a daemon that is down never lets a call through unchecked", addr)
+// daemonNote is all --daemon does: install keeps command hooks, because
+// Claude Code takes an http hook it cannot reach as a non-blocking error, so
+// a daemon that is down (or killed by the agent) would mean "allow". The
+// command hook hands each event to a running daemon through its socket in
+// .orchestration/, and handles the event itself when no daemon answers. The
+// note gives the exact command that starts the daemon at addr, since nothing
+// install writes tells serve the address.
+func daemonNote(ws, addr string) string {
+	return fmt.Sprintf("start the daemon in this workspace with `intentgate serve -w %s --addr %s`; "+
+		"the hooks stay command hooks that hand each event to it through its socket (.orchestration/intentgate.sock) "+
+		"and handle the event themselves when it does not answer, so a daemon that is down never lets a call through unchecked; "+
+		"its HTTP endpoint at %s is for clients of your own, no hook install writes uses it", shellQuote(ws), addr, addr)
 }

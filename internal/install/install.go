@@ -687,8 +687,7 @@ func planClaudeCode(p *installPlan, o *Options, root string, remove bool) (err e
 		{event: "SessionStart"}, {event: "UserPromptSubmit"},
 	}
 	if o.Daemon != "" && !remove {
-		specs = o.daemonSpecs(specs, "claude-code")
-		p.notes = append(p.notes, daemonNote(o.Daemon))
+		p.notes = append(p.notes, daemonNote(root, o.Daemon))
 	}
 	err = p.addJSON(o, filepath.Join(dir, "settings.json"), remove, withClaudeSandbox(root, o.Global, claudeHooks(specs, command, false, ours)))
 	mcp := filepath.Join(root, ".mcp.json")
