@@ -22,12 +22,16 @@ func newDoctorCmd() *cobra.Command {
 workspace is governed (.orchestration/), that the agent's configuration holds
 intentgate's hooks, that the command they run is found, and that it answers a
 synthetic pre-tool event (a write to .orchestration/) with a refusal in the
-agent's own format. For Codex it also looks for the project's trust and the
-hooks' trust in ~/.codex/config.toml; for Gemini CLI for the trusted folder.
-It says what is missing and exits 1 if anything is.
+agent's own format, and that the agent's own settings are as install wrote
+them: every hook event with its matcher; Claude Code's sandbox settings (and
+bubblewrap and socat on Linux); Codex's sandbox_mode and approval_policy, the
+project's trust and the hooks' trust in ~/.codex/config.toml; Gemini CLI's
+hooksConfig (the project's, and the user's that can switch intentgate's hook
+off) and the trusted folder; Cline's hook scripts. It says what
+is missing and exits 1 if anything is.
 
 The synthetic event is refused, and the refusal is recorded in the ledger under
-the session "intentgate-doctor". Sandbox settings are not checked here.`,
+the session "intentgate-doctor".`,
 		Example: `  intentgate doctor
   intentgate doctor codex -w ~/src/app`,
 		Args: cobra.MaximumNArgs(1),

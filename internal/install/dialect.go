@@ -39,8 +39,9 @@ type dialect struct {
 	// probe is a synthetic pre-tool event writing path (absolute), in the
 	// agent's own format.
 	probe func(ws, path string) map[string]any
-	// setup says what else, outside the hook file, the agent needs to run
-	// the hooks in ws and is missing; home is the user's home directory.
+	// setup says what else the agent needs to run every hook in ws, with
+	// its own settings as install wrote them, and is missing; home is the
+	// user's home directory.
 	setup func(ws, home string) []string
 }
 
@@ -48,6 +49,7 @@ var dialects = map[string]dialect{
 	"claude-code": {
 		hookFile: ".claude/settings.json",
 		plan:     planClaudeCode,
+		setup:    claudeSettings,
 		probe: func(ws, path string) map[string]any {
 			return map[string]any{"session_id": doctorSession, "cwd": ws, "hook_event_name": "PreToolUse",
 				"tool_name": "Write", "tool_input": map[string]any{"file_path": path, "content": "x"}, "tool_use_id": "doctor"}
@@ -61,7 +63,7 @@ var dialects = map[string]dialect{
 			return map[string]any{"session_id": doctorSession, "cwd": ws, "hook_event_name": "PreToolUse", "tool_name": "apply_patch",
 				"tool_input": map[string]any{"command": "*** Begin Patch\n*** Add File: " + relTo(ws, path) + "\n+x\n*** End Patch"}, "tool_use_id": "doctor"}
 		},
-		setup: codexSetup,
+		setup: codexSettings,
 	},
 	"gemini": {
 		hookFile: ".gemini/settings.json",
@@ -70,7 +72,7 @@ var dialects = map[string]dialect{
 			return map[string]any{"session_id": doctorSession, "cwd": ws, "hook_event_name": "BeforeTool",
 				"tool_name": "write_file", "tool_input": map[string]any{"file_path": path, "content": "x"}}
 		},
-		setup: geminiSetup,
+		setup: geminiSettings,
 	},
 	"cursor": {
 		hookFile:    ".cursor/hooks.json",
@@ -85,6 +87,7 @@ var dialects = map[string]dialect{
 		hookFile:    ".clinerules/hooks/PreToolUse",
 		plan:        planCline,
 		sandboxNote: clineSandboxNote,
+		setup:       clineSettings,
 		probe: func(ws, path string) map[string]any {
 			return map[string]any{"hookName": "tool_call", "taskId": doctorSession, "workspaceRoots": []string{ws},
 				"tool_call": map[string]any{"id": "doctor", "name": "editor", "input": map[string]any{"path": path, "new_text": "x"}}}

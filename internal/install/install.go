@@ -330,6 +330,30 @@ func crlfLines(b []byte) []byte {
 	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 }
 
+// The hooks install writes, per agent.
+var (
+	// Claude Code: the tools intentgate knows, and every MCP tool.
+	claudeSpecs = []hookSpec{
+		{event: "PreToolUse", matcher: claudeTools}, {event: "PostToolUse", matcher: claudeTools},
+		{event: "SessionStart"}, {event: "UserPromptSubmit"},
+	}
+	// Codex: every tool. One intentgate cannot classify is refused without
+	// an intent and audited like a command, so none may bypass the hook.
+	codexSpecs = []hookSpec{
+		{event: "PreToolUse", matcher: ".*"}, {event: "PostToolUse", matcher: ".*"},
+		{event: "SessionStart"}, {event: "UserPromptSubmit"},
+	}
+	// Gemini CLI: every tool, MCP ones (mcp_<server>_<tool>) included.
+	geminiSpecs = []hookSpec{
+		{event: "BeforeTool", matcher: ".*"}, {event: "AfterTool", matcher: ".*"},
+		{event: "SessionStart"}, {event: "BeforeAgent"},
+	}
+	// Cline: one executable per event in its hooks directory.
+	clineEvents = []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "TaskStart", "TaskResume"}
+)
+
+const claudeTools = "Write|Edit|MultiEdit|NotebookEdit|Read|Bash|mcp__.*"
+
 // hookSpec is one hook install adds to a Claude-shaped "hooks" object:
 // {"<event>": [{"matcher": "...", "hooks": [{"type": "command", "command": "..."}]}]}.
 type hookSpec struct {
@@ -681,11 +705,7 @@ func planClaudeCode(p *installPlan, o *Options, root string, remove bool) (err e
 	// to matcher groups of command handlers; MCP servers are in .mcp.json
 	// for a project, ~/.claude.json for the user.
 	dir := filepath.Join(root, ".claude")
-	tools := "Write|Edit|MultiEdit|NotebookEdit|Read|Bash|mcp__.*"
-	specs := []hookSpec{
-		{event: "PreToolUse", matcher: tools}, {event: "PostToolUse", matcher: tools},
-		{event: "SessionStart"}, {event: "UserPromptSubmit"},
-	}
+	specs := claudeSpecs
 	if o.Daemon != "" && !remove {
 		p.notes = append(p.notes, daemonNote(root, o.Daemon))
 	}
@@ -713,13 +733,7 @@ func planCodex(p *installPlan, o *Options, root string, remove bool) (err error)
 			dir = ch
 		}
 	}
-	// Every tool: one intentgate cannot classify is refused without an
-	// intent and audited like a command, so none may bypass the hook.
-	tools := ".*"
-	specs := []hookSpec{
-		{event: "PreToolUse", matcher: tools}, {event: "PostToolUse", matcher: tools},
-		{event: "SessionStart"}, {event: "UserPromptSubmit"},
-	}
+	specs := codexSpecs
 	err = p.addJSON(o, filepath.Join(dir, "hooks.json"), remove, claudeHooks(specs, command, false, ours))
 	if err == nil {
 		err = p.addCodexTOML(o, filepath.Join(dir, "config.toml"), remove)
@@ -753,13 +767,7 @@ func planGemini(p *installPlan, o *Options, root string, remove bool) (err error
 	// matcher groups of {name, type, command} handlers; "mcpServers"
 	// registers MCP servers in the same file.
 	dir := filepath.Join(root, ".gemini")
-	// Every tool, MCP ones (mcp_<server>_<tool>) included: one
-	// intentgate cannot classify is judged like a command.
-	tools := ".*"
-	specs := []hookSpec{
-		{event: "BeforeTool", matcher: tools}, {event: "AfterTool", matcher: tools},
-		{event: "SessionStart"}, {event: "BeforeAgent"},
-	}
+	specs := geminiSpecs
 	both := func(doc *jnode, remove bool) (bool, string, error) {
 		c1, n1, err := claudeHooks(specs, command, true, ours)(doc, remove)
 		if err != nil {
@@ -798,9 +806,9 @@ func planCline(p *installPlan, o *Options, root string, remove bool) (err error)
 	if o.Global {
 		dir = filepath.Join(root, "Documents", "Cline", "Hooks")
 	}
-	for _, ev := range []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "TaskStart", "TaskResume"} {
+	for _, ev := range clineEvents {
 		if err = p.addClineScript(o, filepath.Join(dir, ev), command, remove); err != nil {
-			break
+			return err
 		}
 	}
 	if !o.Global {
