@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,6 +33,28 @@ func TestDoctor(t *testing.T) {
 	if err != nil || !strings.Contains(out, "refuses a write to .orchestration/") {
 		t.Errorf("doctor after install: %v\n%s", err, out)
 	}
+	// A hook taken out, hooks switched off by the user: doctor names both.
+	settings := filepath.Join(ws, ".gemini", "settings.json")
+	b, _ := os.ReadFile(settings)
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc["hooks"].(map[string]any), "AfterTool")
+	b, _ = json.Marshal(doc)
+	os.WriteFile(settings, b, 0o644)
+	os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(`{"hooksConfig": {"disabled": ["intentgate"]}}`), 0o644)
+	out, err = run(withBin, "doctor", "gemini", "-w", ws)
+	if err == nil || !strings.Contains(out, "no intentgate hook for AfterTool") || !strings.Contains(out, `hooksConfig.disabled names "intentgate"`) {
+		t.Errorf("doctor with AfterTool removed and the hook disabled by the user: %v\n%s", err, out)
+	}
+	os.Remove(filepath.Join(home, ".gemini", "settings.json"))
+	if out, err := run(withBin, "install", "gemini", "-w", ws); err != nil {
+		t.Fatalf("install again: %v\n%s", err, out)
+	}
+	if out, err := run(withBin, "doctor", "gemini", "-w", ws); err != nil {
+		t.Errorf("doctor after installing again: %v\n%s", err, out)
+	}
 	// The hook command gone from PATH: the agent would run ungoverned.
 	out, err = run(t.TempDir(), "doctor", "gemini", "-w", ws)
 	if err == nil || !strings.Contains(out, "is not found") {
@@ -56,9 +79,18 @@ func TestDoctor(t *testing.T) {
 	// The project is trusted; the hooks themselves still need trusting in
 	// codex (/hooks), and doctor says so.
 	out, err = run(withBin, "doctor", "codex", "-w", ws)
-	if err == nil || strings.Contains(out, "not trusted in") || !strings.Contains(out, "/hooks") {
+	if err == nil || strings.Contains(out, "not trusted in") || !strings.Contains(out, "/hooks") || strings.Contains(out, "sandbox_mode") {
 		t.Errorf("doctor codex with project trust only: %v\n%s", err, out)
 	}
+	// The person turns Codex's sandbox off in the project: doctor says so.
+	cfgPath := filepath.Join(ws, ".codex", "config.toml")
+	c, _ := os.ReadFile(cfgPath)
+	os.WriteFile(cfgPath, []byte(strings.Replace(string(c), `sandbox_mode = "workspace-write"`, `sandbox_mode = "danger-full-access"`, 1)), 0o644)
+	out, _ = run(withBin, "doctor", "codex", "-w", ws)
+	if !strings.Contains(out, `sandbox_mode = "danger-full-access"`) {
+		t.Errorf("doctor codex with the sandbox off: %s", out)
+	}
+	os.WriteFile(cfgPath, c, 0o644)
 	if out, err := run(withBin, "uninstall", "codex", "-w", ws); err != nil {
 		t.Fatalf("uninstall codex: %v\n%s", err, out)
 	}

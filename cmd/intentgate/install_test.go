@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/intentgate/intentgate/internal/install"
 )
 
 // runCLI runs the binary and returns its combined output; home, if set, is
@@ -109,7 +112,7 @@ func sameTree(t *testing.T, what string, a, b map[string]string) {
 		if w, ok := b[k]; !ok {
 			diffs = append(diffs, "only before: "+k)
 		} else if v != w {
-			diffs = append(diffs, "changed: "+k+"\n"+unifiedDiff("before", "after", []byte(v), []byte(w)))
+			diffs = append(diffs, fmt.Sprintf("changed: %s\nbefore: %q\nafter:  %q", k, v, w))
 		}
 	}
 	for k := range b {
@@ -244,7 +247,7 @@ func TestInstallClaudeCodeMergesAndUninstallRestores(t *testing.T) {
 
 func TestInstallFreshAndUninstallRemovesAll(t *testing.T) {
 	t.Parallel()
-	for _, agent := range installAgents {
+	for _, agent := range install.Agents {
 		t.Run(agent, func(t *testing.T) {
 			ws := t.TempDir()
 			os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)

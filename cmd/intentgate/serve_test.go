@@ -458,7 +458,7 @@ func TestInstallDaemon(t *testing.T) {
 	command, _ := os.ReadFile(settings)
 
 	out := mustCLI(t, "install", "claude-code", "-w", ws, "--daemon")
-	if !strings.Contains(out, "unchanged .claude/settings.json") || !strings.Contains(out, "never lets a call through unchecked") {
+	if !strings.Contains(out, "unchanged .claude/settings.json") || !strings.Contains(out, "never lets a call through unchecked") || !strings.Contains(out, "intentgate serve -w "+ws+" --addr 127.0.0.1:7853") {
 		t.Errorf("install --daemon said %q", out)
 	}
 	var doc struct {

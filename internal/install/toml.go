@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"errors"
@@ -115,7 +115,7 @@ func codexTrusted(doc map[string]any, root string) (trusted, present bool) {
 }
 
 // addCodexTrust plans the project's trust in the user's Codex config at path.
-func (p *installPlan) addCodexTrust(o *installOptions, path, root string, remove bool) error {
+func (p *installPlan) addCodexTrust(o *Options, path, root string, remove bool) error {
 	e := fileEdit{path: path, show: path, perm: 0o600}
 	data, err := os.ReadFile(path)
 	switch {
@@ -140,7 +140,7 @@ func (p *installPlan) addCodexTrust(o *installOptions, path, root string, remove
 		trusted, present := codexTrusted(doc, root)
 		switch {
 		case trusted:
-		case !o.trust:
+		case !o.Trust:
 			p.untrusted = fmt.Sprintf("Codex skips the hooks of a project it does not trust, without a word, so Codex would run ungoverned here.\n"+
 				"Trust the project and install again:\n  intentgate install codex --trust -w %s\n"+
 				"(it adds [projects.%q] trust_level = \"trusted\" to %s; `intentgate uninstall codex` removes it), or trust the project when codex asks and run install again",

@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"fmt"
@@ -158,24 +158,18 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// agentSandboxNote says, per agent, how its shell commands are confined and
+// The agents' sandbox notes say how their shell commands are confined and
 // what install cannot guarantee.
-func agentSandboxNote(agent string) string {
-	switch agent {
-	case "codex":
-		return "Codex: every shell command runs under intentgate exec (its PreToolUse hook rewrites it), inside Codex's own sandbox " +
-			`(sandbox_mode = "workspace-write", approval_policy = "never" in .codex/config.toml); ` +
-			"not guaranteed: Codex reads .codex/config.toml only for a trusted project, command-line flags (--sandbox, " +
-			"--dangerously-bypass-approvals-and-sandbox) override it, Codex's sandbox itself leaves .orchestration/ writable " +
-			"(intentgate exec does not), and a structured (argv or PowerShell) command is refused rather than rewritten"
-	case "cursor":
-		return "Cursor: its hooks, as documented, cannot rewrite a shell command and install configures no sandbox for it: commands run unconfined; " +
-			"a governance file a command changed is restored and recorded as a violation when afterShellExecution comes, " +
-			"and Cursor has no field to tell the model"
-	case "cline":
-		return "Cline: with Cline 3 (the cline CLI) every run_commands runs under intentgate exec (overrideInput); " +
-			"the older Cline hooks cannot rewrite a command, so there it runs unconfined, and a governance file it changed is restored " +
-			"and recorded as a violation after it ran; Cline has no sandbox of its own"
-	}
-	return ""
-}
+const (
+	codexSandboxNote = "Codex: every shell command runs under intentgate exec (its PreToolUse hook rewrites it), inside Codex's own sandbox " +
+		`(sandbox_mode = "workspace-write", approval_policy = "never" in .codex/config.toml); ` +
+		"not guaranteed: Codex reads .codex/config.toml only for a trusted project, command-line flags (--sandbox, " +
+		"--dangerously-bypass-approvals-and-sandbox) override it, Codex's sandbox itself leaves .orchestration/ writable " +
+		"(intentgate exec does not), and a structured (argv or PowerShell) command is refused rather than rewritten"
+	cursorSandboxNote = "Cursor: its hooks, as documented, cannot rewrite a shell command and install configures no sandbox for it: commands run unconfined; " +
+		"a governance file a command changed is restored and recorded as a violation when afterShellExecution comes, " +
+		"and Cursor has no field to tell the model"
+	clineSandboxNote = "Cline: with Cline 3 (the cline CLI) every run_commands runs under intentgate exec (overrideInput); " +
+		"the older Cline hooks cannot rewrite a command, so there it runs unconfined, and a governance file it changed is restored " +
+		"and recorded as a violation after it ran; Cline has no sandbox of its own"
+)

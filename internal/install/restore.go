@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"crypto/sha256"

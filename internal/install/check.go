@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"errors"
@@ -14,23 +14,23 @@ import (
 // hook that fails to start as no opinion). The default, "intentgate", is
 // written as the absolute path of this binary when no intentgate is on PATH;
 // a --command that names nothing runnable is an error.
-func (o *installOptions) resolveCommand(out io.Writer) error {
-	if filepath.IsAbs(o.command) {
-		fi, err := os.Stat(o.command)
+func (o *Options) resolveCommand(out io.Writer) error {
+	if filepath.IsAbs(o.Command) {
+		fi, err := os.Stat(o.Command)
 		if err != nil {
-			return fmt.Errorf("--command %s: %w; name the intentgate binary the agent should run", o.command, err)
+			return fmt.Errorf("--command %s: %w; name the intentgate binary the agent should run", o.Command, err)
 		}
 		if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 && filepath.Separator == '/' {
-			return fmt.Errorf("--command %s is not an executable file; name the intentgate binary the agent should run", o.command)
+			return fmt.Errorf("--command %s is not an executable file; name the intentgate binary the agent should run", o.Command)
 		}
 		return nil
 	}
-	if _, err := exec.LookPath(o.command); err == nil {
+	if _, err := exec.LookPath(o.Command); err == nil {
 		return nil
 	}
-	if o.command != "intentgate" {
+	if o.Command != "intentgate" {
 		return fmt.Errorf("--command %q is not on PATH, so the agent could not run its hooks and would work ungoverned; "+
-			"give its absolute path, or put it on PATH", o.command)
+			"give its absolute path, or put it on PATH", o.Command)
 	}
 	self, err := os.Executable()
 	if err == nil {
@@ -41,7 +41,7 @@ func (o *installOptions) resolveCommand(out io.Writer) error {
 			"put intentgate on PATH or give --command /absolute/path/to/intentgate")
 	}
 	fmt.Fprintf(out, "note: intentgate is not on PATH; the hooks run %s\n", self)
-	o.command = self
+	o.Command = self
 	return nil
 }
 

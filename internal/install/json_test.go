@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"bytes"
@@ -7,6 +7,45 @@ import (
 	"strings"
 	"testing"
 )
+
+// userClaudeSettings is a Claude Code settings file as a person keeps it.
+const userClaudeSettings = `{
+  "permissions": {
+    "allow": [
+      "Bash(go test:*)"
+    ],
+    "deny": []
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "./scripts/check-bash.sh",
+            "timeout": 30
+          }
+        ]
+      }
+    ],
+    "Notification": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "notify-send \"Claude <needs> you\""
+          }
+        ]
+      }
+    ]
+  },
+  "model": "opus",
+  "env": {
+    "RATIO": 1.50
+  }
+}
+`
 
 // Whatever settings file install merges into, uninstall gives back the same
 // JSON; and a file laid out the usual way (two spaces, a final newline, as
@@ -19,7 +58,7 @@ func FuzzJSONInstallUninstall(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	o := &installOptions{command: "intentgate"}
+	o := &Options{Command: "intentgate"}
 	specs := []hookSpec{{event: "PreToolUse", matcher: "Write"}, {event: "SessionStart"}}
 	f.Fuzz(func(t *testing.T, data string) {
 		doc, err := parseJSONDoc([]byte(data))
@@ -103,7 +142,7 @@ func FuzzJSONCSettings(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	o := &installOptions{command: "intentgate"}
+	o := &Options{Command: "intentgate"}
 	specs := []hookSpec{{event: "BeforeTool", matcher: ".*"}}
 	f.Fuzz(func(t *testing.T, data string) {
 		doc, err := parseJSONDoc([]byte(data))
