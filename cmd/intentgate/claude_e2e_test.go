@@ -91,7 +91,7 @@ func claudeScenario(t *testing.T, bin, claude string, daemon bool) {
 	if ws2, err := filepath.EvalSymlinks(ws); err == nil {
 		ws = ws2 // the paths Claude Code reports are real ones
 	}
-	args := []string{"install", "claude-code", "-w", ws, "--command", bin}
+	args := []string{"install", "claude-code", "-w", ws, "--command", captureWrapper(t, bin)}
 	if daemon {
 		args = append(args, "--daemon="+freeLoopbackAddr(t))
 	}
@@ -209,6 +209,31 @@ func claudeScenario(t *testing.T, bin, claude string, daemon bool) {
 		t.Logf("claude stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	}
 }
+
+// captureWrapper returns bin, or, when INTENTGATE_E2E_CAPTURE names a
+// directory, a script that copies every hook payload there (one file per
+// event, named by the time it came) before handing it to bin: how the
+// payloads under testdata/captured/claude-code were taken.
+func captureWrapper(t *testing.T, bin string) string {
+	t.Helper()
+	dir := os.Getenv("INTENTGATE_E2E_CAPTURE")
+	if dir == "" {
+		return bin
+	}
+	dir = filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := filepath.Join(t.TempDir(), "intentgate-capture")
+	script := "#!/bin/sh\nif [ \"$1\" = hook ]; then\n  f=" + shellQuote(dir) + "/$(date +%s%N).json\n  cat > \"$f\"\n  exec " +
+		shellQuote(bin) + " \"$@\" < \"$f\"\nfi\nexec " + shellQuote(bin) + " \"$@\"\n"
+	if err := os.WriteFile(w, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 type claudeToolResult struct {
 	isError bool

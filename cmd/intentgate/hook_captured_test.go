@@ -315,3 +315,38 @@ func TestGeminiCaptured(t *testing.T) {
 	}
 	e.verifyIntact()
 }
+
+// TestClaude2331Captured replays what Claude Code 2.1.331 sent (the
+// end-to-end script, captured with INTENTGATE_E2E_CAPTURE). Its hook
+// payloads are those 2.1.197 sends plus prompt_id and effort: prompt
+// selection, the denied Write, the Read-then-Edit trace and the Bash rewrite
+// work on them unchanged. What fails with 2.1.331 is the shell command inside
+// Claude's sandbox (see the README's agent table), not the hooks.
+func TestClaude2331Captured(t *testing.T) {
+	e := newHookEnv(t, "claude-code", map[string]string{"src/app.txt": "line1\nbeta\nline3\n"})
+	const v, sess = "2.1.331", "c310b63b-ff11-4efc-ad5f-6266238fb350"
+	e.sendCaptured(v, "01-SessionStart", nil)
+	e.sendCaptured(v, "02-UserPromptSubmit", nil)
+	if got := e.sessionIntent(sess); got != "INT-001" {
+		t.Fatalf("session intent %q after @INT-001", got)
+	}
+	if out := e.sendCaptured(v, "03-PreToolUse-Write", nil); !strings.Contains(out.stdout, `"permissionDecision":"deny"`) ||
+		!strings.Contains(out.stdout, "SCOPE_VIOLATION") {
+		t.Errorf("Write docs/out.md: %q, want a SCOPE_VIOLATION deny", out.stdout)
+	}
+	e.sendCaptured(v, "04-PreToolUse-Read", nil)
+	e.sendCaptured(v, "05-PostToolUse-Read", nil)
+	if out := e.sendCaptured(v, "06-PreToolUse-Edit", nil); strings.Contains(out.stdout, `"deny"`) {
+		t.Fatalf("Edit after a whole Read: %q", out.stdout)
+	}
+	e.write("src/app.txt", "line1\nBETA\nextra\nline3\n")
+	e.sendCaptured(v, "07-PostToolUse-Edit", nil)
+	if got := e.lastRecord("src/app.txt").ranges(t, "line1\nBETA\nextra\nline3\n"); !slices.Equal(got, []string{"2-3"}) {
+		t.Errorf("Edit ranges %v, want [2-3]", got)
+	}
+	out := e.sendCaptured(v, "10-PreToolUse-Bash", nil)
+	if !strings.Contains(out.stdout, `"updatedInput"`) || !strings.Contains(out.stdout, " exec --session ") {
+		t.Errorf("Bash was not rewritten to run under intentgate exec: %q", out.stdout)
+	}
+	e.verifyIntact()
+}
