@@ -63,7 +63,7 @@ func claudeBinary(t *testing.T, dir string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--prefix", dir, "@anthropic-ai/claude-code@2.1.197") // pinned: the version the test was last run against
+	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--prefix", dir, "@anthropic-ai/claude-code@2.1.331") // pinned: the version the test was last run against
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("npm install @anthropic-ai/claude-code: %v\n%s", err, out)
 	}

@@ -281,9 +281,11 @@ func killAll(namespace bool) {
 		return
 	}
 	for range 1000 {
-		kids := descendants(os.Getpid())
+		kids := descendants(procSelf())
 		for _, k := range kids {
-			_ = syscall.Kill(k, syscall.SIGKILL)
+			if local := localPID(k); local > 1 && local != os.Getpid() {
+				_ = syscall.Kill(local, syscall.SIGKILL)
+			}
 		}
 		for {
 			var ws syscall.WaitStatus
@@ -301,7 +303,63 @@ func killAll(namespace bool) {
 	}
 }
 
-// descendants lists the processes below pid, from /proc.
+// procSelf is this process's pid as /proc numbers it. /proc may belong to
+// an outer PID namespace: Claude Code 2.1.331's sandbox runs commands in a
+// nested PID namespace under the /proc of bubblewrap's, where getpid and
+// /proc disagree, and walking /proc from getpid found strangers (and killed
+// the init itself).
+func procSelf() int {
+	if s, err := os.Readlink("/proc/self"); err == nil {
+		if n, err := strconv.Atoi(s); err == nil {
+			return n
+		}
+	}
+	return os.Getpid()
+}
+
+// localPID is the pid of /proc's process n in this process's own PID
+// namespace: the field of its NSpid at the depth of this process's own
+// (a descendant lives in this namespace or below it). 0 when that cannot be
+// read, since killing /proc's number could end an unrelated process.
+func localPID(n int) int {
+	self := nspid("self")
+	if self == nil {
+		return n // a kernel without NSpid (before 4.1): one namespace
+	}
+	if self[0] == os.Getpid() {
+		return n // /proc is this namespace's: its numbers are ours
+	}
+	f := nspid(strconv.Itoa(n))
+	if len(f) < len(self) {
+		return 0
+	}
+	return f[len(self)-1]
+}
+
+// nspid is the NSpid line of /proc/<who>/status, outermost namespace first.
+func nspid(who string) []int {
+	b, err := os.ReadFile(filepath.Join("/proc", who, "status"))
+	if err != nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			var out []int
+			for _, x := range strings.Fields(rest) {
+				v, err := strconv.Atoi(x)
+				if err != nil {
+					return nil
+				}
+				out = append(out, v)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// descendants lists the processes below pid (as /proc numbers them), from
+// /proc.
 func descendants(pid int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
