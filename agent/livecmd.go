@@ -144,9 +144,11 @@ func (t *Task) TerminalOperation(op string) error {
 	if fg == nil {
 		return ErrNoCommand
 	}
-	ok := fg.Continue()
+	var ok bool
 	if op == TerminalAbort {
 		ok = fg.Abort()
+	} else {
+		ok = fg.Continue()
 	}
 	if !ok {
 		return errors.New("the command already ended or was already steered")
@@ -164,6 +166,13 @@ func (t *Task) terminals() string {
 	var running, ended strings.Builder
 	var gone []*tools.LiveCommand
 	for _, l := range bg {
+		select {
+		case <-l.Exited():
+			// Its judgement is under way and needs nothing of the
+			// task: what it says is told now, not a request later.
+			<-l.Done()
+		default:
+		}
 		select {
 		case <-l.Done():
 			gone = append(gone, l)

@@ -53,6 +53,7 @@ type LiveCommand struct {
 
 	lineLimit, charLimit int
 	steer                chan string
+	exited               chan struct{}
 	done                 chan struct{}
 
 	mu       sync.Mutex
@@ -69,7 +70,7 @@ const maxPending = 256 << 10
 
 func newLiveCommand(id, command, dir string, pid, lineLimit, charLimit int) *LiveCommand {
 	return &LiveCommand{ExecutionID: id, Command: command, Dir: dir, PID: pid,
-		lineLimit: lineLimit, charLimit: charLimit, steer: make(chan string, 1), done: make(chan struct{})}
+		lineLimit: lineLimit, charLimit: charLimit, steer: make(chan string, 1), exited: make(chan struct{}), done: make(chan struct{})}
 }
 
 // Write takes the command's output as it comes.
@@ -118,6 +119,10 @@ func (l *LiveCommand) Abort() bool { return l.send(steerAbort) }
 // its changes were judged.
 func (l *LiveCommand) Done() <-chan struct{} { return l.done }
 
+// Exited is closed when the command's process ended; Done follows once
+// what it changed was judged.
+func (l *LiveCommand) Exited() <-chan struct{} { return l.exited }
+
 // Detached reports whether the person let the command keep running.
 func (l *LiveCommand) Detached() bool {
 	l.mu.Lock()
@@ -152,6 +157,19 @@ func (l *LiveCommand) NewOutput() string {
 	return out
 }
 
+var closeMu sync.Mutex
+
+// exit closes Exited, once.
+func (l *LiveCommand) exit() {
+	closeMu.Lock()
+	defer closeMu.Unlock()
+	select {
+	case <-l.exited:
+	default:
+		close(l.exited)
+	}
+}
+
 func (l *LiveCommand) detach() {
 	l.mu.Lock()
 	l.detached = true
@@ -167,6 +185,7 @@ func (l *LiveCommand) end(report string) {
 	}
 	l.ended, l.report = true, report
 	l.mu.Unlock()
+	l.exit()
 	close(l.done)
 }
 
@@ -217,6 +236,7 @@ func (o CommandOptions) keepRunning(c *engine.Call, before *StoredSnapshot, p *p
 		o2 := *out
 		var full string
 		full, o2.Code, o2.Err = p.finish()
+		lc.exit()
 		o2.Output = lc.takeRaw()
 		lc.end(o.judgeLater(&cc, before, &o2, full))
 	}()
