@@ -234,3 +234,23 @@ func (t *Task) endCommands() {
 		<-l.Done()
 	}
 }
+
+// Asking returns the ask the task (or its running subtask) waits on, if
+// any: an answer that comes from elsewhere (an IPC client) ends the wait,
+// and a front end that took the ask must not answer it again.
+func (t *Task) Asking() (Message, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.child != nil {
+		c := t.child
+		t.mu.Unlock()
+		m, ok := c.Asking()
+		t.mu.Lock()
+		return m, ok
+	}
+	if !t.asking || len(t.messages) == 0 {
+		return Message{}, false
+	}
+	last := t.messages[len(t.messages)-1]
+	return last, last.Type == TypeAsk
+}

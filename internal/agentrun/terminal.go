@@ -228,10 +228,20 @@ func (u *terminal) answer(ctx context.Context, task *agent.Task, cancel func()) 
 			continue
 		}
 		var a agent.Answer
+		stale := false
 		for {
 			line, ok := next()
 			if ctx.Err() != nil {
 				return
+			}
+			if cur, asking := task.Asking(); !asking || cur.TS != ask.TS {
+				// Answered from elsewhere (an IPC client): what was
+				// typed is for the next ask.
+				if ok {
+					queue = append([]string{line}, queue...)
+				}
+				stale = true
+				break
 			}
 			if !ok {
 				if ask.Ask == agent.AskCompletionResult {
@@ -257,6 +267,9 @@ func (u *terminal) answer(ctx context.Context, task *agent.Task, cancel func()) 
 				continue
 			}
 			break
+		}
+		if stale {
+			continue
 		}
 		if err := task.Respond(a); err != nil {
 			u.warn(err.Error())
