@@ -265,6 +265,34 @@ func TestRunKeptRunningCommandIsJudgedWhenItEnds(t *testing.T) {
 	if !strings.Contains(all, "outside.txt") || !strings.Contains(all, "evil.txt") {
 		t.Errorf("the refused writes are not all recorded: %s", all)
 	}
+
+	// The call is counted once in the session's tool usage, though its
+	// command was judged twice over (when it returned, and when it ended).
+	var sum struct {
+		TaskID string `json:"taskId"`
+	}
+	for _, l := range strings.Split(p.stderr.String(), "\n") {
+		if strings.HasPrefix(l, "{") {
+			json.Unmarshal([]byte(l), &sum)
+		}
+	}
+	out, _ := runIG(t, "session", "show", sum.TaskID, "-w", ws, "--json")
+	var sj struct {
+		ToolUsage struct {
+			Tools []struct {
+				Tool     string `json:"tool"`
+				Attempts int    `json:"attempts"`
+			} `json:"tools"`
+		} `json:"tool_usage"`
+	}
+	if err := json.Unmarshal([]byte(out), &sj); err != nil {
+		t.Fatalf("session show --json: %v\n%s", err, out)
+	}
+	for _, st := range sj.ToolUsage.Tools {
+		if st.Tool == "execute_command" && st.Attempts != 1 {
+			t.Errorf("execute_command counted %d times in the session, want 1", st.Attempts)
+		}
+	}
 }
 
 func mustJSONAny(v any) []byte {
