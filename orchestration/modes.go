@@ -197,7 +197,7 @@ func LoadModes(path string) (*ModeSet, error) {
 
 const modesFields = "slug, name, roleDefinition, whenToUse, description, customInstructions, groups, source"
 
-var modesSlug = regexp.MustCompile(`^[a-zA-Z0-9-]+$`)
+var modesSlug = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9-]+$`) })
 
 // ParseModes strictly parses a custom modes file, in the shape of Roo Code's
 // .roomodes:
@@ -309,7 +309,7 @@ func (p *modesParser) mode(n *yaml.Node, i int) (Mode, *yaml.Node, bool) {
 	for j := 0; j+1 < len(n.Content); j += 2 {
 		if k := n.Content[j]; k.Kind == yaml.ScalarNode && k.ShortTag() == "!!str" && k.Value == "slug" {
 			if s, ok := p.str(k, n.Content[j+1], "slug", label); ok {
-				if modesSlug.MatchString(s) {
+				if modesSlug().MatchString(s) {
 					m.Slug, slugNode, label = s, n.Content[j+1], "mode "+s
 				} else {
 					p.errorf(n.Content[j+1], "slug %q in %s may contain only letters, digits and dashes", s, label)

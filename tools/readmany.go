@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/intentgate/intentgate/engine"
 )
@@ -21,7 +22,7 @@ type readRequest struct {
 	Ranges [][2]int
 }
 
-var rangeRE = regexp.MustCompile(`(\d+)-(\d+)`)
+var rangeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+)-(\d+)`) })
 
 // readRequests parses the multi-file forms. multi is false when the call
 // uses the single "path" form.
@@ -97,7 +98,7 @@ func jsonRange(raw json.RawMessage) ([2]int, bool) {
 }
 
 func textRange(s string) ([2]int, bool) {
-	m := rangeRE.FindStringSubmatch(s)
+	m := rangeRE().FindStringSubmatch(s)
 	if m == nil {
 		return [2]int{}, false
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/intentgate/intentgate/engine"
@@ -83,7 +84,9 @@ func AskFollowupQuestion() engine.Tool {
 	})
 }
 
-var suggestXML = regexp.MustCompile(`(?s)<suggest(?:\s+mode\s*=\s*"([^"]*)")?\s*>(.*?)</suggest>`)
+var suggestXML = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)<suggest(?:\s+mode\s*=\s*"([^"]*)")?\s*>(.*?)</suggest>`)
+})
 
 func parseSuggestions(raw json.RawMessage) ([]orchestration.Suggestion, error) {
 	var list []json.RawMessage
@@ -97,7 +100,7 @@ func parseSuggestions(raw json.RawMessage) ([]orchestration.Suggestion, error) {
 			return parseSuggestions(json.RawMessage(s))
 		}
 		var out []orchestration.Suggestion
-		for _, m := range suggestXML.FindAllStringSubmatch(s, -1) {
+		for _, m := range suggestXML().FindAllStringSubmatch(s, -1) {
 			if t := strings.TrimSpace(m[2]); t != "" {
 				out = append(out, orchestration.Suggestion{Text: t, Mode: strings.TrimSpace(m[1])})
 			}
@@ -346,7 +349,9 @@ func parseTodos(raw json.RawMessage) ([]orchestration.Todo, error) {
 	return out, nil
 }
 
-var checklistItem = regexp.MustCompile(`^(?:-\s*)?\[\s*([ xX\-~])\s*\]\s+(.+)$`)
+var checklistItem = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:-\s*)?\[\s*([ xX\-~])\s*\]\s+(.+)$`)
+})
 
 // ParseChecklist reads a markdown checklist as Roo Code does: each line
 // "[ ] ...", "[x] ...", "[-] ..." (or "[~] ..."), optionally after "- ", is
@@ -355,7 +360,7 @@ func ParseChecklist(md string) []orchestration.Todo {
 	var out []orchestration.Todo
 	for _, line := range strings.Split(md, "\n") {
 		line = strings.TrimSpace(line)
-		m := checklistItem.FindStringSubmatch(line)
+		m := checklistItem().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}

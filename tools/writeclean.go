@@ -3,6 +3,7 @@ package tools
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Weaker models wrap a file in a markdown code fence or copy read_file's
@@ -12,7 +13,7 @@ import (
 var (
 	// numberedLine is a line that carries a read_file number: digits, at
 	// least one blank, then a single pipe (a "||" is code, not a number).
-	numberedLine = regexp.MustCompile(`^\s*\d+\s+\|`)
+	numberedLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\d+\s+\|`) })
 )
 
 // CleanWriteContent returns content as write_to_file writes it, and notes
@@ -57,7 +58,7 @@ func CleanWriteContent(content string, existingEndsWithNewline bool) (string, []
 // "\r\n") starts with a read_file line number.
 func EveryLineHasLineNumbers(content string) bool {
 	for _, line := range splitEOL(content) {
-		if !numberedLine.MatchString(line) || strings.HasPrefix(line[len(numberedLine.FindString(line)):], "|") {
+		if !numberedLine().MatchString(line) || strings.HasPrefix(line[len(numberedLine().FindString(line)):], "|") {
 			return false
 		}
 	}
@@ -70,7 +71,7 @@ func EveryLineHasLineNumbers(content string) bool {
 func StripLineNumbers(content string) string {
 	lines := splitEOL(content)
 	for i, line := range lines {
-		m := numberedLine.FindString(line)
+		m := numberedLine().FindString(line)
 		if m == "" || strings.HasPrefix(line[len(m):], "|") {
 			continue
 		}

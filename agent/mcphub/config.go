@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -97,7 +98,9 @@ func LoadConfig(workspace, global string) (*Config, error) {
 // maxConfig bounds a settings file; a real one is a few kilobytes.
 const maxConfig = 1 << 20
 
-var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// serverName compiles on first use: its {0,63} makes a large program, and
+// most processes (a hook answering one event) never load MCP settings.
+var serverName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 func loadFile(path string) (map[string]ServerConfig, error) {
 	fi, err := os.Stat(path)
@@ -128,7 +131,7 @@ func ParseConfig(path string, b []byte) (map[string]ServerConfig, error) {
 	out := map[string]ServerConfig{}
 	for name, raw := range doc.Servers {
 		where := fmt.Sprintf("%s: server %q", path, name)
-		if !serverName.MatchString(name) {
+		if !serverName().MatchString(name) {
 			return nil, fmt.Errorf("%s: the name must be letters, digits, '.', '_' or '-' (at most 64)", where)
 		}
 		var s ServerConfig
@@ -187,11 +190,11 @@ func (s ServerConfig) CallTimeout() time.Duration {
 }
 
 // envRef is Roo Code's ${env:NAME} reference in settings values.
-var envRef = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 func expandEnv(s string) string {
-	return envRef.ReplaceAllStringFunc(s, func(m string) string {
-		return os.Getenv(envRef.FindStringSubmatch(m)[1])
+	return envRef().ReplaceAllStringFunc(s, func(m string) string {
+		return os.Getenv(envRef().FindStringSubmatch(m)[1])
 	})
 }
 

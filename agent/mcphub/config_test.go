@@ -64,7 +64,7 @@ func FuzzParseConfig(f *testing.F) {
 			return
 		}
 		for name, s := range servers {
-			if !serverName.MatchString(name) {
+			if !serverName().MatchString(name) {
 				t.Fatalf("accepted name %q", name)
 			}
 			if (s.Command == "") == (s.URL == "") {

@@ -28,6 +28,12 @@ func exitCode(err error) int {
 }
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	return newRootOf(nil, stdin, stdout, stderr)
+}
+
+// newRootOf is the root command with only the subcommand only makes, or
+// with all of them when only is nil.
+func newRootOf(only func() *cobra.Command, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "intentgate",
 		Short: "Governance middleware for AI coding agents",
@@ -48,6 +54,10 @@ Start with:  intentgate demo`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	if only != nil {
+		root.AddCommand(only())
+		return root
+	}
 	root.AddCommand(
 		newInitCmd(),
 		newDispatchCmd(),
