@@ -336,7 +336,7 @@ func dirPath(cwd string) string {
 // everything it started ends with it, or at the timeout. Output beyond
 // limit keeps its head and tail.
 func run(ctx context.Context, pol *sandbox.Policy, dir, command string, timeout time.Duration, limit int) (string, int, error) {
-	p, err := startProcess(ctx, pol, dir, command, limit, liveStream(ctx), nil)
+	p, err := startProcess(ctx, pol, dir, command, limit, nil, nil)
 	if err != nil {
 		return "", -1, err
 	}

@@ -76,22 +76,6 @@ func WithCommandStream(ctx context.Context, s CommandStream) context.Context {
 	return context.WithValue(ctx, streamKey{}, &s)
 }
 
-type liveKey struct{}
-
-// withLive hands an execution's stream down to run with the context, so
-// that the function that starts the process keeps its signature.
-func withLive(ctx context.Context, cs *commandStream) context.Context {
-	if cs == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, liveKey{}, cs)
-}
-
-func liveStream(ctx context.Context) *commandStream {
-	cs, _ := ctx.Value(liveKey{}).(*commandStream)
-	return cs
-}
-
 // commandStream is the stream of one execution; a nil one does nothing.
 type commandStream struct {
 	s         *CommandStream
