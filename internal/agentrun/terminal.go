@@ -306,14 +306,16 @@ func terminalOperation(line string) (string, bool) {
 	if !strings.HasPrefix(line, "{") || !strings.Contains(line, "terminalOperation") {
 		return "", false
 	}
-	var m struct {
-		Type string `json:"type"`
-		Op   string `json:"terminalOperation"`
-	}
-	if json.Unmarshal([]byte(line), &m) != nil || m.Type != "terminalOperation" {
+	// Keys match exactly (a struct would take "tYpe" for "type").
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(line), &m) != nil {
 		return "", false
 	}
-	return m.Op, true
+	var typ, op string
+	if json.Unmarshal(m["type"], &typ) != nil || typ != "terminalOperation" || json.Unmarshal(m["terminalOperation"], &op) != nil {
+		return "", false
+	}
+	return op, true
 }
 
 // warn tells the person on stderr, so that stdout stays one format.
