@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"strings"
+
+	"github.com/intentgate/intentgate/internal/catalog"
 )
 
 // Auto-approval groups: the tool groups, plus subtasks (new_task) and
@@ -63,23 +65,17 @@ func contains(list []string, s string) bool {
 // Allows reports whether group is auto-approved.
 func (a AutoApprove) Allows(group string) bool { return a.groups[group] }
 
-// approvalGroup is the auto-approval group of a tool.
+// approvalGroup is the auto-approval group of a tool: its group in the tool
+// catalog, except new_task, which has a group of its own (Roo Code's
+// alwaysAllowSubtasks). A tool the catalog does not declare has none, so it
+// is always put to the person.
 func approvalGroup(tool string) string {
-	switch tool {
-	case "read_file", "list_files", "search_files", "list_code_definition_names", "select_active_intent", "codebase_search", "fetch_instructions":
-		return GroupRead
-	case "write_to_file", "apply_diff", "insert_content", "search_and_replace":
-		return GroupEdit
-	case "execute_command":
-		return GroupCommand
-	case "use_mcp_tool", "access_mcp_resource":
-		return GroupMCP
-	case "browser_action":
-		return GroupBrowser
-	case "switch_mode", "update_todo_list":
-		return GroupModes
-	case "new_task":
+	t, ok := catalog.Lookup(tool)
+	switch {
+	case !ok:
+		return ""
+	case tool == "new_task":
 		return GroupSubtasks
 	}
-	return ""
+	return string(t.Group)
 }

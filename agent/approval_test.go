@@ -11,6 +11,7 @@ import (
 	"github.com/intentgate/intentgate/agent/provider"
 	"github.com/intentgate/intentgate/agent/provider/anthropic"
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/catalog"
 	"github.com/intentgate/intentgate/internal/fakemodel"
 )
 
@@ -158,4 +159,55 @@ func lastToolResult(t *testing.T, rq fakemodel.Request) string {
 		}
 	}
 	return ""
+}
+
+// The auto-approval groups and the usage report are read off the tool
+// catalog: every declared tool is approved by its catalog group (new_task by
+// subtasks), and its usage is the reference's unless the tool is intentgate's
+// own.
+func TestToolTablesFollowTheCatalog(t *testing.T) {
+	want := map[string]string{
+		"select_active_intent": GroupRead, "read_file": GroupRead, "list_files": GroupRead,
+		"search_files": GroupRead, "list_code_definition_names": GroupRead, "codebase_search": GroupRead,
+		"fetch_instructions": GroupRead, "write_to_file": GroupEdit, "apply_diff": GroupEdit,
+		"insert_content": GroupEdit, "search_and_replace": GroupEdit, "execute_command": GroupCommand,
+		"browser_action": GroupBrowser, "use_mcp_tool": GroupMCP, "access_mcp_resource": GroupMCP,
+		"switch_mode": GroupModes, "update_todo_list": GroupModes, "new_task": GroupSubtasks,
+		"ask_followup_question": GroupModes, "attempt_completion": GroupModes,
+	}
+	tools := catalog.Tools()
+	if len(tools) != len(want) {
+		t.Errorf("the catalog declares %d tools, this test knows %d: add the new one here", len(tools), len(want))
+	}
+	u := ToolUsage{}
+	for _, tl := range tools {
+		if g := approvalGroup(tl.Name); g != want[tl.Name] {
+			t.Errorf("approvalGroup(%q) = %q, want %q", tl.Name, g, want[tl.Name])
+		}
+		u.attempt(tl.Name)
+	}
+	for _, unknown := range []string{"", "generate_image", "rm_rf", "READ_FILE"} {
+		if g := approvalGroup(unknown); g != "" {
+			t.Errorf("approvalGroup(%q) = %q, want none (ask the person)", unknown, g)
+		}
+	}
+	u.attempt("not_a_tool")
+	roo, own := u.Split()
+	if len(own) != 2 || own["select_active_intent"] == nil || own["not_a_tool"] == nil {
+		t.Errorf("own usage = %v, want select_active_intent and not_a_tool", keys(own))
+	}
+	if len(roo) != len(want)-1 || roo["select_active_intent"] != nil {
+		t.Errorf("reference usage = %v, want every declared tool but select_active_intent", keys(roo))
+	}
+	if got := ReferenceTools(); len(got) != len(roo) {
+		t.Errorf("ReferenceTools() = %v, want the %d tools of the reference usage", got, len(roo))
+	}
+}
+
+func keys(u ToolUsage) []string {
+	var out []string
+	for k := range u {
+		out = append(out, k)
+	}
+	return out
 }

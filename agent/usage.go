@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/intentgate/intentgate/agent/provider"
+	"github.com/intentgate/intentgate/internal/catalog"
 )
 
 // TokenUsage is a task's usage in tokens and money (tokenUsageSchema).
@@ -93,20 +94,27 @@ func (p Price) Cost(u provider.Usage) float64 {
 		float64(u.CacheWriteTokens)*p.CacheWrite + float64(u.CacheReadTokens)*p.CacheRead) / 1e6
 }
 
-// ToolNames are the tool names of @roo-code/types 1.63.0 (toolNames), the
-// keys toolUsageSchema accepts.
-var ToolNames = []string{"execute_command", "read_file", "write_to_file", "apply_diff", "insert_content",
-	"search_and_replace", "search_files", "list_files", "list_code_definition_names", "browser_action",
-	"use_mcp_tool", "access_mcp_resource", "ask_followup_question", "attempt_completion", "switch_mode",
-	"new_task", "fetch_instructions", "codebase_search", "update_todo_list", "generate_image"}
+// ReferenceTools are the names of the catalog's tools that are Roo Code's
+// too (@roo-code/types toolNames, the keys toolUsageSchema accepts), in
+// catalog order.
+func ReferenceTools() []string {
+	var out []string
+	for _, t := range catalog.Tools() {
+		if !t.Own {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
 
 // Split separates the usage of the reference's tools (valid for
-// toolUsageSchema) from that of intentgate's own (select_active_intent).
+// toolUsageSchema) from that of intentgate's own (select_active_intent) and
+// of names no tool has.
 func (u ToolUsage) Split() (roo, own ToolUsage) {
 	roo, own = ToolUsage{}, ToolUsage{}
 	for k, v := range u {
 		c := *v
-		if contains(ToolNames, k) {
+		if t, ok := catalog.Lookup(k); ok && !t.Own {
 			roo[k] = &c
 		} else {
 			own[k] = &c

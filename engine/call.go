@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"sync"
 )
 
 // Agent identifies who issued a call.
@@ -38,6 +40,64 @@ type Call struct {
 	target *target
 	spec   *Spec // resolved by the engine, once per call
 	memo   map[any]any
+
+	// Directory fsyncs the call's renames still need (Workspace.Edit
+	// under Dispatch leaves them here so that they run together with the
+	// ledger's fsync, in one round of the disk, not two).
+	laterSync bool
+	dirs      []*os.File
+	runsNow   bool
+}
+
+// ToolRunsNow reports whether the call's tool runs in this process right
+// after the pre-hooks, with nobody asked in between (Dispatch without an
+// approval). A pre-hook whose check the tool repeats under its file lock
+// (the hash lock: Workspace.Edit checks Expect on the content it reads)
+// may then leave the check to the tool instead of reading the file first.
+func (c *Call) ToolRunsNow() bool { return c.runsNow }
+
+// deferDirSyncs lets Workspace.Edit leave its directory fsync to
+// SyncPending; Dispatch sets it and calls SyncPending before it returns.
+func (c *Call) deferDirSyncs() { c.laterSync = true }
+
+// syncLater keeps d (an open directory) to be fsynced by SyncPending, or
+// fsyncs it now when nobody will call SyncPending.
+func (c *Call) syncLater(d *os.File) error {
+	if c == nil || !c.laterSync {
+		defer d.Close()
+		return syncDirFile(d)
+	}
+	c.dirs = append(c.dirs, d)
+	return nil
+}
+
+// SyncPending fsyncs, at the same time, the directories whose renames this
+// call made and has not synced yet, and returns the first error. The trace
+// runs it alongside the ledger's fsync, so that a governed write waits for
+// the disk twice (its new content with its journal entry, then its
+// directory with its record), like a plain durable write. Dispatch runs it
+// again before it returns, so nothing is acknowledged before its rename is
+// durable.
+func (c *Call) SyncPending() error {
+	if c == nil || len(c.dirs) == 0 {
+		return nil
+	}
+	dirs := c.dirs
+	c.dirs = nil
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	for i, d := range dirs[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i+1] = syncDirFile(d)
+			d.Close()
+		}()
+	}
+	errs[0] = syncDirFile(dirs[0])
+	dirs[0].Close()
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // Memo returns what a hook stored for this call under key (SetMemo), so
@@ -116,6 +176,8 @@ func (c *Call) Arg(name string) (json.RawMessage, error) {
 	if c.args == nil {
 		if len(c.Args) == 0 || string(c.Args) == "null" {
 			c.args = map[string]json.RawMessage{}
+		} else if m, ok := splitArgs(c.Args); ok {
+			c.args = m
 		} else if err := json.Unmarshal(c.Args, &c.args); err != nil {
 			return nil, &Denial{Code: InvalidArgument, Tool: c.Tool,
 				Message: "arguments are not a JSON object: " + err.Error(),

@@ -301,10 +301,13 @@ type Approve func(ctx context.Context, c *Call) error
 // DispatchApproved is Dispatch with approve (when not nil) asked after the
 // pre-hooks allowed the call and before its tool runs, so the pre-hooks run
 // once and a refused call is never put to the person.
-func (e *Engine) DispatchApproved(ctx context.Context, c *Call, approve Approve) (*Result, error) {
+func (e *Engine) DispatchApproved(ctx context.Context, c *Call, approve Approve) (res *Result, err error) {
 	e.resolve(c)
 	spec, known := c.Spec()
-	if err := e.Authorize(ctx, c); err != nil {
+	c.runsNow = approve == nil && known && spec.Tool != nil
+	err = e.Authorize(ctx, c)
+	c.runsNow = false
+	if err != nil {
 		return nil, err
 	}
 	if !known || spec.Tool == nil {
@@ -319,7 +322,23 @@ func (e *Engine) DispatchApproved(ctx context.Context, c *Call, approve Approve)
 			return nil, err
 		}
 	}
+	c.deferDirSyncs()
 	r, err := spec.Tool.Run(ctx, c)
+	// Whatever the trace did not sync along with the ledger is synced
+	// before the call is answered.
+	defer func() {
+		if serr := c.SyncPending(); serr != nil {
+			var pe *PostError
+			switch {
+			case err == nil:
+				err = &PostError{Errs: []error{serr}}
+			case errors.As(err, &pe):
+				pe.Errs = append(pe.Errs, serr)
+			default:
+				err = errors.Join(err, serr)
+			}
+		}
+	}()
 	if err != nil {
 		if d, ok := AsDenial(err); ok {
 			if d.Tool == "" {

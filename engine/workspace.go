@@ -513,17 +513,25 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		ch.Before = before
 		perm = fi.Mode().Perm()
 	}
+	// The hash lock, checked on the content read under the lock (the
+	// pre-hook leaves it here when the tool runs right after it), before
+	// the tool makes anything of a content the session has not seen.
+	if want, ok := c.Expect[rel]; ok {
+		actual := ""
+		if ch.Existed {
+			actual = Hash(before)
+			ch.BeforeSHA256 = actual
+		}
+		if actual != want {
+			return ch, staleDenial(c, rel, want, actual)
+		}
+	}
 	after, err := fn(before, ch.Existed)
 	if err != nil {
 		return ch, err
 	}
 	ch.After = after
 	ch.AfterSHA256 = Hash(after)
-	if want, ok := c.Expect[rel]; ok && want != "" && ch.Existed {
-		// checkExpect below refuses unless the file still hashes to
-		// want, and the lock keeps intentgate's other writers out.
-		ch.BeforeSHA256 = want
-	}
 
 	// The new content is written beside the ledger, in .orchestration/tmp,
 	// never in the user's tree: a crash leaves nothing there, and the next
@@ -563,12 +571,12 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 	jname := j.name
 	// The hash lock's second look, as late as possible: the temp file is
 	// ready, only the rename remains.
-	if err := checkExpect(c, dir, rel, name); err != nil {
+	if err := checkExpect(c, dir, rel, name, fi); err != nil {
 		tmpDir.Remove(tmp)
 		w.journalRemove(jname)
 		return ch, err
 	}
-	crashPoint("crash-before-rename")
+	CrashPoint("crash-before-rename")
 	err = renameAt(tmpDir, tmp, dir, name)
 	if errors.Is(err, errCrossDevice) {
 		tmpDir.Remove(tmp)
@@ -585,8 +593,15 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		w.journalRemove(jname)
 		return ch, err
 	}
-	crashPoint("crash-after-rename")
-	if err := syncRoot(dir); err != nil {
+	CrashPoint("crash-after-rename")
+	// Under Dispatch the directory's fsync waits for the ledger's, to run
+	// with it (Call.SyncPending): the journal entry, durable before the
+	// rename, covers a crash in between.
+	df, err := dir.Open(".")
+	if err != nil {
+		return ch, err
+	}
+	if err := c.syncLater(df); err != nil {
 		return ch, err
 	}
 	return ch, nil
@@ -622,10 +637,18 @@ func (w *Workspace) CleanTemp() {
 	}
 }
 
-func checkExpect(c *Call, dir *os.Root, rel, name string) error {
+// checkExpect looks at rel again right before the rename: read under the
+// lock as seen (nil for a file that did not exist), it must still be the
+// same version, or still hash to what the call expects.
+func checkExpect(c *Call, dir *os.Root, rel, name string, seen fs.FileInfo) error {
 	want, ok := c.Expect[rel]
 	if !ok {
 		return nil
+	}
+	if seen != nil {
+		if fi, err := dir.Lstat(name); err == nil && sameVersion(seen, fi) {
+			return nil
+		}
 	}
 	cur, _, err := readIn(dir, rel, name)
 	actual := ""
@@ -639,6 +662,12 @@ func checkExpect(c *Call, dir *os.Root, rel, name string) error {
 	if actual == want {
 		return nil
 	}
+	return staleDenial(c, rel, want, actual)
+}
+
+// staleDenial refuses a change of rel whose content is not the one the call
+// expects (want, "" for none) but actual ("" for no file).
+func staleDenial(c *Call, rel, want, actual string) error {
 	d := &Denial{Code: StaleFile, Tool: c.Tool, Path: rel, Intent: c.Intent,
 		ExpectedSHA256: want, ActualSHA256: actual,
 		Message: rel + " changed since this session last read it",
@@ -685,13 +714,4 @@ func writeTemp(dir *os.Root, name string, data []byte, perm fs.FileMode) (string
 		return "", err
 	}
 	return tmp, nil
-}
-
-func syncRoot(dir *os.Root) error {
-	f, err := dir.Open(".")
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return syncDirFile(f)
 }

@@ -107,9 +107,9 @@ func tempOld(dir *os.Root, name string) bool {
 	return err == nil && time.Since(fi.ModTime()) > time.Hour
 }
 
-// crashPoint kills the process when the fault tests ask for it (FaultEnv in
+// CrashPoint kills the process when the fault tests ask for it (FaultEnv in
 // orchestration): a real SIGKILL at an exact point of a write.
-func crashPoint(name string) {
+func CrashPoint(name string) {
 	if v := os.Getenv("INTENTGATE_TEST_FAULT"); v != "" && faultListed(v, name) {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}

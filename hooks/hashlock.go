@@ -42,6 +42,15 @@ func (h *HashLock) Pre(ctx context.Context, c *engine.Call) error {
 	}
 	want = strings.ToLower(strings.TrimPrefix(want, "sha256:"))
 
+	if c.ToolRunsNow() && (!hasWant || want != "") {
+		// The tool runs next and checks Expect on the content it reads
+		// under the file lock (Workspace.Edit): the file is read once,
+		// there, not here as well.
+		if done, err := h.expectRead(c, rel, want, hasWant); done {
+			return err
+		}
+	}
+
 	cur, err := c.WS.ReadFile(rel)
 	exists := true
 	if errors.Is(err, fs.ErrNotExist) {
@@ -86,6 +95,35 @@ func (h *HashLock) Pre(ctx context.Context, c *engine.Call) error {
 	}
 	c.SetExpect(rel, actual)
 	return nil
+}
+
+// expectRead is Pre without reading the file, for a tool that checks Expect
+// under its lock: a file that exists must have been read by the session, and
+// the tool is told to expect what the session saw. done is false when the
+// answer needs the file's content (an expected_sha256 other than what the
+// session read, whose refusal names the current hash); Pre then reads it.
+func (h *HashLock) expectRead(c *engine.Call, rel, want string, hasWant bool) (done bool, err error) {
+	_, err = c.WS.Stat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		if hasWant && want != "" {
+			return false, nil
+		}
+		c.SetExpect(rel, "")
+		return true, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	s, err := CallSession(c, h.sessions)
+	if err != nil {
+		return true, err
+	}
+	seen, read := s.Reads[rel]
+	if !read || (hasWant && want != seen) {
+		return false, nil // Pre says which refusal, after reading
+	}
+	c.SetExpect(rel, seen)
+	return true, nil
 }
 
 func stale(c *engine.Call, rel, want, actual, why string) error {

@@ -17,6 +17,11 @@ import (
 // not judged as the command's (internal/gate finds these).
 const AmbiguousReason = "ambiguous: "
 
+// LostChangeReason ends the reason of a record written after a crash that
+// kept a change's record but lost the change itself (its rename): the file
+// is recorded as it is, back to what it was before.
+const LostChangeReason = "the change was recorded but lost in the crash, and the file is recorded as it is now"
+
 // RecoveredReason starts the reason of a record written for a change whose
 // own record a crash prevented.
 const RecoveredReason = "recorded after a crash: the change was made but its record was not written"
@@ -61,7 +66,12 @@ func (t *Trace) Recover(ctx context.Context) error {
 		return nil
 	}
 	// A record with the entry's session, call and path means the crash came
-	// after the append, before the entry was dropped.
+	// after the append, before the entry was dropped. The change's
+	// directory is synced at the same time as its record (Call.SyncPending),
+	// so on a file system that does not commit the two together the
+	// record may have survived the crash and the rename not: that is
+	// checked below.
+	recorded := map[string]bool{}
 	err = orchestration.ScanLedger(t.cfg.Ledger.Path(), func(_ int, _ []byte, rec *orchestration.Record, _ error) error {
 		if rec == nil || rec.Meta == nil {
 			return nil
@@ -69,8 +79,7 @@ func (t *Trace) Recover(ctx context.Context) error {
 		for _, f := range rec.Files {
 			k := rec.Meta.Session + "\x00" + rec.Meta.CallID + "\x00" + f.Path
 			if name, ok := pending[k]; ok {
-				os.Remove(filepath.Join(dir, name))
-				delete(pending, k)
+				recorded[name] = true
 			}
 		}
 		return nil
@@ -97,7 +106,22 @@ func (t *Trace) Recover(ctx context.Context) error {
 		if exists {
 			cur = engine.Hash(content)
 		}
-		if (e.Existed && exists && cur == e.Before) || (!e.Existed && !exists) {
+		unchanged := (e.Existed && exists && cur == e.Before) || (!e.Existed && !exists)
+		if recorded[name] {
+			if unchanged && cur != e.After {
+				// The record is in, the rename was lost: record the file
+				// as it is, so the ledger's last word on it is true again.
+				c := &engine.Call{ID: e.CallID, Session: e.Session, Intent: e.Intent, Tool: e.Tool, Agent: e.Agent}
+				ch := engine.FileChange{Path: e.Path, After: content, Existed: true, Deleted: !exists,
+					BeforeUnknown: true, Reason: RecoveredReason + "; " + LostChangeReason}
+				if err := t.Post(ctx, c, &engine.Result{Changes: []engine.FileChange{ch}}); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			os.Remove(filepath.Join(dir, name))
+			continue
+		}
+		if unchanged {
 			os.Remove(filepath.Join(dir, name)) // the rename never happened
 			continue
 		}

@@ -22,6 +22,8 @@ const historyWindow = 256 << 10
 // SelectActiveIntent is the select_active_intent(intent_id) tool. It sets the
 // session's intent and answers with an <intent_context> block: the intent's
 // name, constraints, owned_scope, acceptance criteria and recent history.
+// The choice is written at the end of the call by the SessionWriter of the
+// same store, so the engine running it must have one (gate.Open wires it).
 func SelectActiveIntent(intents Intents, sessions *orchestration.SessionStore, orchDir string) engine.Tool {
 	return engine.ToolFunc(func(ctx context.Context, c *engine.Call) (*engine.Result, error) {
 		id, err := c.Require("intent_id")
@@ -51,12 +53,13 @@ func SelectActiveIntent(intents Intents, sessions *orchestration.SessionStore, o
 				Message: fmt.Sprintf("intent %s is %s; only IN_PROGRESS intents can be selected", id, in.Status),
 				Hint:    "choose one of: " + inProgressIDs(set)}
 		}
-		if _, err := sessions.Update(c.Session, func(s *orchestration.Session) error {
+		// Written durably with the call's other session changes, once, at
+		// its end (SessionWriter). Losing it refuses the next write
+		// (NO_ACTIVE_INTENT); it never allows one.
+		laterSessionDurable(c, sessions, func(s *orchestration.Session) error {
 			s.Intent = in.ID
 			return nil
-		}); err != nil {
-			return nil, err
-		}
+		})
 		c.Intent = in.ID
 		hist := recentHistory(filepath.Join(orchDir, "agent_trace.jsonl"), in.ID, 10)
 		return &engine.Result{Output: intentContext(in, hist), Data: map[string]any{"intent": in.ID}}, nil

@@ -122,10 +122,23 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 		if !ch.Deleted && !ch.Violation {
 			after = ch.After
 		}
-		if err := t.append(rec, after); err != nil {
+		// The directory fsyncs of the call's renames run alongside the
+		// ledger's, and the journal entry goes only once both are done.
+		var syncErr error
+		along := func() {
+			if err := c.SyncPending(); err != nil {
+				syncErr = err
+			}
+		}
+		if err := t.append(rec, after, along); err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		if syncErr != nil {
+			errs = append(errs, syncErr)
+			continue
+		}
+		engine.CrashPoint("crash-after-record")
 		t.journalDone(c, ch.Path)
 	}
 	return errors.Join(errs...)
@@ -163,13 +176,13 @@ func (t *Trace) Denied(ctx context.Context, c *engine.Call, d *engine.Denial) er
 	if err != nil {
 		return err
 	}
-	return t.append(rec, nil)
+	return t.append(rec, nil, nil)
 }
 
 // append retries briefly: a full disk or a lock held by a crashed process may
 // clear, and a record must not be dropped silently. The last error is
 // returned so the front door reports it. Recorders run once the record is in.
-func (t *Trace) append(rec *orchestration.Record, after []byte) error {
+func (t *Trace) append(rec *orchestration.Record, after []byte, along func()) error {
 	// A command may have swapped the directory for a link since the call
 	// began; appending through it would write outside the workspace.
 	if err := orchestration.CheckIntact(filepath.Dir(t.cfg.Ledger.Path()), orchestration.LedgerName, orchestration.LedgerName+".lock"); err != nil {
@@ -178,7 +191,7 @@ func (t *Trace) append(rec *orchestration.Record, after []byte) error {
 	var line []byte
 	var err error
 	for i, wait := 0, 10*time.Millisecond; i < 3; i, wait = i+1, wait*4 {
-		if line, err = t.cfg.Ledger.AppendLine(rec); err == nil {
+		if line, err = t.cfg.Ledger.AppendLineAlong(rec, along); err == nil {
 			break
 		}
 		time.Sleep(wait)

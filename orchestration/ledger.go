@@ -144,11 +144,32 @@ func (l *Ledger) Append(rec *Record) error {
 // If the fsync fails, the line stays written; calling AppendLine again with
 // the same record (same id) syncs that line rather than appending a copy.
 func (l *Ledger) AppendLine(rec *Record) ([]byte, error) {
+	return l.AppendLineAlong(rec, nil)
+}
+
+// AppendLineAlong is AppendLine running along (when not nil) at the same
+// time as the fsync that makes the line durable, once the line is written:
+// the fsyncs a change still needs (its directory's) then share one round of
+// the disk with the record's, where a journaling file system commits them
+// together. along does not run when the line could not be written.
+func (l *Ledger) AppendLineAlong(rec *Record, along func()) ([]byte, error) {
 	line, f, mark, err := l.writeLine(rec)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.syncThrough(f, mark); err != nil {
+	var done chan struct{}
+	if along != nil {
+		done = make(chan struct{})
+		go func() {
+			defer close(done)
+			along()
+		}()
+	}
+	err = l.syncThrough(f, mark)
+	if done != nil {
+		<-done
+	}
+	if err != nil {
 		return nil, fmt.Errorf("ledger: append: %w", err)
 	}
 	l.mu.Lock()

@@ -8,6 +8,7 @@
 //	  modes.yaml           custom modes (ModeStore)
 //	  config.yaml          settings, e.g. on_violation (ConfigStore)
 //	  sessions/            per-session state, not committed (SessionStore)
+//	  tasks/               the tasks of intentgate run (agent.Store)
 //
 // Open returns all the stores of one workspace; the file names are declared
 // here once. Every store is safe for concurrent use by many goroutines and,
@@ -28,6 +29,8 @@ const (
 	ModesName   = "modes.yaml"
 	ConfigName  = "config.yaml"
 	SessionsDir = "sessions"
+	// TasksDir holds the tasks of intentgate's own agent (intentgate run).
+	TasksDir = "tasks"
 )
 
 // Stores is the .orchestration/ directory of one workspace, opened.

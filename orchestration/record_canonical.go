@@ -1,7 +1,7 @@
 package orchestration
 
 import (
-	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"time"
 	"unicode/utf8"
@@ -17,18 +17,145 @@ import (
 // or not, returns false and is left to ParseRecord: it never says no to a
 // record, only "not mine to read fast".
 func ParseCanonical(line []byte) (*Record, bool) {
-	p := canonParser{b: line}
-	rec := p.record()
-	if !p.ok || p.i != len(p.b) {
+	var v CanonView
+	if !v.Read(line) {
 		return nil, false
 	}
-	return rec, true
+	return v.Record(), true
+}
+
+// CanonView is a canonical line read in place: every field a slice of the
+// line's bytes, nothing copied. Read accepts exactly the lines ParseCanonical
+// accepts (ParseCanonical is Read and Record), so a reader that needs only a
+// few fields of a million lines (trace stats, verify) pays for no strings.
+// A CanonView is reused from line to line: its slices of files,
+// conversations, ranges and related resources keep their capacity.
+type CanonView struct {
+	Version, ID, Timestamp []byte
+	HasVCS                 bool
+	VCSType, VCSRevision   []byte
+	HasTool                bool
+	ToolName, ToolVersion  []byte
+	Files                  []CanonFile
+	Convs                  []CanonConv
+	Ranges                 []CanonRange
+	Related                []CanonRelated
+	// HasMeta: the record has dev.intentgate metadata; the fields below
+	// hold it.
+	HasMeta                            bool
+	Intent, Session, CallID, Tool      []byte
+	Command, Agent, Mutation, Decision []byte
+	BeforeSHA256, AfterSHA256          []byte
+	DeletedLines                       int
+	Denial                             []byte // a compact JSON object, or nil
+	Recovered, Prev                    []byte
+}
+
+// CanonFile is a file of a CanonView: its conversations are
+// Convs[ConvFrom:ConvTo].
+type CanonFile struct {
+	Path             []byte
+	ConvFrom, ConvTo int
+}
+
+// CanonConv is a conversation: its ranges are Ranges[RangeFrom:RangeTo],
+// its related resources Related[RelFrom:RelTo].
+type CanonConv struct {
+	URL                []byte
+	HasContributor     bool
+	ContribType        []byte
+	ModelID            []byte
+	RangeFrom, RangeTo int
+	RelFrom, RelTo     int
+}
+
+// CanonRange is a range of a conversation.
+type CanonRange struct {
+	StartLine, EndLine int
+	ContentHash        []byte
+}
+
+// CanonRelated is a related resource of a conversation.
+type CanonRelated struct {
+	Type, URL []byte
+}
+
+// Read reads line into v, reporting whether it is a canonical line. On false
+// v holds nothing of use.
+func (v *CanonView) Read(line []byte) bool {
+	p := canonParser{b: line, v: v}
+	p.record()
+	return p.ok && p.i == len(p.b)
+}
+
+// Record builds the record the view holds (the one ParseRecord returns).
+func (v *CanonView) Record() *Record {
+	rec := &Record{Version: string(v.Version), ID: string(v.ID), Timestamp: v.Time()}
+	if v.HasVCS {
+		rec.VCS = &VCS{Type: string(v.VCSType), Revision: string(v.VCSRevision)}
+	}
+	if v.HasTool {
+		rec.Tool = &TraceTool{Name: string(v.ToolName), Version: string(v.ToolVersion)}
+	}
+	rec.Files = make([]TraceFile, 0, len(v.Files))
+	for _, f := range v.Files {
+		tf := TraceFile{Path: string(f.Path), Conversations: make([]TraceConversation, 0, f.ConvTo-f.ConvFrom)}
+		for _, c := range v.Convs[f.ConvFrom:f.ConvTo] {
+			tc := TraceConversation{URL: string(c.URL), Ranges: make([]Range, 0, c.RangeTo-c.RangeFrom)}
+			if c.HasContributor {
+				tc.Contributor = &TraceContributor{Type: string(c.ContribType), ModelID: string(c.ModelID)}
+			}
+			for _, r := range v.Ranges[c.RangeFrom:c.RangeTo] {
+				tc.Ranges = append(tc.Ranges, Range{StartLine: r.StartLine, EndLine: r.EndLine, ContentHash: string(r.ContentHash)})
+			}
+			for _, r := range v.Related[c.RelFrom:c.RelTo] {
+				tc.Related = append(tc.Related, TraceRelated{Type: string(r.Type), URL: string(r.URL)})
+			}
+			tf.Conversations = append(tf.Conversations, tc)
+		}
+		rec.Files = append(rec.Files, tf)
+	}
+	if v.HasMeta {
+		rec.Meta = &Meta{Intent: string(v.Intent), Session: string(v.Session), CallID: string(v.CallID), Tool: string(v.Tool),
+			Command: string(v.Command), Agent: string(v.Agent), Mutation: string(v.Mutation), Decision: string(v.Decision),
+			BeforeSHA256: string(v.BeforeSHA256), AfterSHA256: string(v.AfterSHA256), DeletedLines: v.DeletedLines,
+			Recovered: string(v.Recovered), Prev: string(v.Prev)}
+		if v.Denial != nil {
+			rec.Meta.Denial = json.RawMessage(append([]byte(nil), v.Denial...))
+		}
+	}
+	return rec
+}
+
+// Time is the record's timestamp (in UTC), from the digits Read checked.
+func (v *CanonView) Time() time.Time {
+	ts := v.Timestamp
+	if len(ts) < 20 {
+		return time.Time{}
+	}
+	d := func(i, n int) int {
+		x := 0
+		for _, c := range ts[i : i+n] {
+			x = x*10 + int(c-'0')
+		}
+		return x
+	}
+	nsec := 0
+	if len(ts) > 21 {
+		frac := ts[20 : len(ts)-1]
+		nsec = d(20, len(frac))
+		for range 9 - len(frac) {
+			nsec *= 10
+		}
+	}
+	return time.Date(d(0, 4), time.Month(d(5, 2)), d(8, 2), d(11, 2), d(14, 2), d(17, 2), nsec, time.UTC)
 }
 
 type canonParser struct {
 	b  []byte
 	i  int
 	ok bool
+	v  *CanonView
 }
 
 func (p *canonParser) fail() { p.ok = false }
@@ -50,44 +177,77 @@ func (p *canonParser) peek(s string) bool {
 
 // str reads a string as the encoder writes one that needs no escape: no
 // backslash, no control character, valid UTF-8 and no U+2028 or U+2029
-// (which the encoder escapes).
-func (p *canonParser) str() string {
+// (which the encoder escapes). The result is never nil when p.ok.
+func (p *canonParser) str() []byte {
 	if !p.lit(`"`) {
-		return ""
+		return nil
 	}
 	start := p.i
-	for p.i < len(p.b) {
-		c := p.b[p.i]
+	b := p.b
+	i := p.i
+	// Eight bytes at a time while none is special (a quote, a backslash,
+	// a control character or a byte of a multi-byte character).
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if x&swarHigh|swarLess(x, 0x20)|swarZero(x^(swarOnes*'"'))|swarZero(x^(swarOnes*'\\')) != 0 {
+			break
+		}
+		i += 8
+	}
+	for i < len(b) {
+		c := b[i]
+		if c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
+			i++
+			continue
+		}
 		switch {
 		case c == '"':
-			s := p.b[start:p.i]
-			p.i++
-			return string(s)
-		case c == '\\' || c < 0x20:
+			p.i = i + 1
+			return b[start:i:i]
+		case c < utf8.RuneSelf: // a backslash or a control character
 			p.fail()
-			return ""
-		case c < utf8.RuneSelf:
-			p.i++
+			return nil
 		default:
-			r, n := utf8.DecodeRune(p.b[p.i:])
+			r, n := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError || r == '\u2028' || r == '\u2029' {
 				p.fail()
-				return ""
+				return nil
 			}
-			p.i += n
+			i += n
 		}
 	}
 	p.fail()
-	return ""
+	return nil
 }
 
+const (
+	swarOnes = 0x0101010101010101
+	swarHigh = 0x8080808080808080
+)
+
+// swarZero is non-zero when some byte of x is zero.
+func swarZero(x uint64) uint64 { return (x - swarOnes) &^ x & swarHigh }
+
+// swarLess is non-zero when some byte of x is less than n (n <= 128).
+func swarLess(x uint64, n byte) uint64 { return (x - swarOnes*uint64(n)) &^ x & swarHigh }
+
 // nonEmpty reads a string that must not be empty.
-func (p *canonParser) nonEmpty() string {
+func (p *canonParser) nonEmpty() []byte {
 	s := p.str()
-	if s == "" {
+	if len(s) == 0 {
 		p.fail()
 	}
 	return s
+}
+
+// opt reads `,"key":` and a non-empty string when they come next.
+func (p *canonParser) opt(key string) []byte {
+	if p.ok && len(p.b)-p.i >= len(key)+4 && p.b[p.i] == ',' && p.b[p.i+1] == '"' &&
+		string(p.b[p.i+2:p.i+2+len(key)]) == key && p.b[p.i+2+len(key)] == '"' && p.b[p.i+3+len(key)] == ':' {
+		p.i += len(key) + 4
+		return p.nonEmpty()
+	}
+	return nil
 }
 
 // num reads an integer as the encoder writes it.
@@ -122,84 +282,74 @@ func (p *canonParser) num() int {
 	return v
 }
 
-func (p *canonParser) record() *Record {
+func (p *canonParser) record() {
 	p.ok = true
-	rec := &Record{}
+	v := p.v
+	*v = CanonView{Files: v.Files[:0], Convs: v.Convs[:0], Ranges: v.Ranges[:0], Related: v.Related[:0]}
 	p.lit(`{"version":`)
-	rec.Version = p.nonEmpty()
+	v.Version = p.nonEmpty()
 	p.lit(`,"id":`)
-	rec.ID = p.str()
-	if !uuidText(rec.ID) {
+	v.ID = p.str()
+	if !uuidText(v.ID) {
 		p.fail()
 	}
 	p.lit(`,"timestamp":`)
-	ts := p.str()
-	if !p.ok {
-		return nil
-	}
-	t, err := time.Parse(time.RFC3339, ts)
-	if err != nil {
+	v.Timestamp = p.str()
+	if !p.ok || !canonTimestamp(v.Timestamp) {
 		p.fail()
-		return nil
-	}
-	rec.Timestamp = t.UTC()
-	if y := rec.Timestamp.Year(); y < 0 || y > 9999 || rec.Timestamp.Format(time.RFC3339Nano) != ts {
-		p.fail()
-		return nil
+		return
 	}
 	if p.peek(`,"vcs":`) {
 		p.lit(`,"vcs":{"type":`)
-		v := &VCS{Type: p.nonEmpty()}
+		v.HasVCS = true
+		v.VCSType = p.nonEmpty()
 		p.lit(`,"revision":`)
-		v.Revision = p.str()
+		v.VCSRevision = p.str()
 		p.lit(`}`)
-		rec.VCS = v
 	}
 	if p.peek(`,"tool":`) {
 		p.lit(`,"tool":{"name":`)
-		t := &TraceTool{Name: p.str()}
+		v.HasTool = true
+		v.ToolName = p.str()
 		p.lit(`,"version":`)
-		t.Version = p.str()
+		v.ToolVersion = p.str()
 		p.lit(`}`)
-		rec.Tool = t
 	}
 	p.lit(`,"files":[`)
-	rec.Files = []TraceFile{}
 	for p.ok && !p.peek(`]`) {
-		if len(rec.Files) > 0 {
+		if len(v.Files) > 0 {
 			p.lit(`,`)
 		}
-		rec.Files = append(rec.Files, p.file())
+		p.file()
 	}
 	p.lit(`]`)
 	if p.peek(`,"metadata":`) {
 		p.lit(`,"metadata":{"` + MetaKey + `":`)
-		rec.Meta = p.meta()
+		p.meta()
 		p.lit(`}`)
 	}
 	p.lit(`}`)
-	if !p.ok {
-		return nil
-	}
-	return rec
 }
 
-func (p *canonParser) file() TraceFile {
+func (p *canonParser) file() {
+	v := p.v
 	p.lit(`{"path":`)
-	f := TraceFile{Path: p.nonEmpty(), Conversations: []TraceConversation{}}
+	f := CanonFile{Path: p.nonEmpty(), ConvFrom: len(v.Convs)}
 	p.lit(`,"conversations":[`)
 	for p.ok && !p.peek(`]`) {
-		if len(f.Conversations) > 0 {
+		if len(v.Convs) > f.ConvFrom {
 			p.lit(`,`)
 		}
-		f.Conversations = append(f.Conversations, p.conversation())
+		p.conversation()
 	}
 	p.lit(`]}`)
-	return f
+	f.ConvTo = len(v.Convs)
+	v.Files = append(v.Files, f)
 }
 
-func (p *canonParser) conversation() TraceConversation {
-	var c TraceConversation
+func (p *canonParser) conversation() {
+	v := p.v
+	var c CanonConv
 	p.lit(`{`)
 	sep := ""
 	if p.peek(`"url":`) {
@@ -209,27 +359,24 @@ func (p *canonParser) conversation() TraceConversation {
 	}
 	if p.peek(sep + `"contributor":`) {
 		p.lit(sep + `"contributor":{"type":`)
-		ct := &TraceContributor{Type: p.str()}
-		switch ct.Type { // ParseRecord lowercases; these are the lowercase values
+		c.HasContributor = true
+		c.ContribType = p.str()
+		switch string(c.ContribType) { // ParseRecord lowercases; these are the lowercase values
 		case "human", "ai", "mixed", "unknown":
 		default:
 			p.fail()
 		}
-		if p.peek(`,"model_id":`) {
-			p.lit(`,"model_id":`)
-			ct.ModelID = p.nonEmpty()
-		}
+		c.ModelID = p.opt("model_id")
 		p.lit(`}`)
-		c.Contributor = ct
 		sep = ","
 	}
 	p.lit(sep + `"ranges":[`)
-	c.Ranges = []Range{}
+	c.RangeFrom = len(v.Ranges)
 	for p.ok && !p.peek(`]`) {
-		if len(c.Ranges) > 0 {
+		if len(v.Ranges) > c.RangeFrom {
 			p.lit(`,`)
 		}
-		var r Range
+		var r CanonRange
 		p.lit(`{"start_line":`)
 		r.StartLine = p.num()
 		p.lit(`,"end_line":`)
@@ -237,82 +384,75 @@ func (p *canonParser) conversation() TraceConversation {
 		if r.StartLine < 1 || r.EndLine < r.StartLine {
 			p.fail()
 		}
-		if p.peek(`,"content_hash":`) {
-			p.lit(`,"content_hash":`)
-			r.ContentHash = p.nonEmpty()
-		}
+		r.ContentHash = p.opt("content_hash")
 		p.lit(`}`)
-		c.Ranges = append(c.Ranges, r)
+		v.Ranges = append(v.Ranges, r)
 	}
+	c.RangeTo = len(v.Ranges)
 	p.lit(`]`)
+	c.RelFrom = len(v.Related)
 	if p.peek(`,"related":[`) {
 		p.lit(`,"related":[`)
 		for p.ok && !p.peek(`]`) {
-			if len(c.Related) > 0 {
+			if len(v.Related) > c.RelFrom {
 				p.lit(`,`)
 			}
 			p.lit(`{"type":`)
-			r := TraceRelated{Type: p.str()}
+			r := CanonRelated{Type: p.str()}
 			p.lit(`,"url":`)
 			r.URL = p.str()
 			p.lit(`}`)
-			c.Related = append(c.Related, r)
+			v.Related = append(v.Related, r)
 		}
 		p.lit(`]`)
-		if len(c.Related) == 0 { // the writer omits an empty list
+		if len(v.Related) == c.RelFrom { // the writer omits an empty list
 			p.fail()
 		}
 	}
+	c.RelTo = len(v.Related)
 	p.lit(`}`)
-	return c
+	v.Convs = append(v.Convs, c)
 }
 
-func (p *canonParser) meta() *Meta {
-	m := &Meta{}
+func (p *canonParser) meta() {
+	v := p.v
+	v.HasMeta = true
 	p.lit(`{"intent":`)
-	m.Intent = p.str()
+	v.Intent = p.str()
 	p.lit(`,"session":`)
-	m.Session = p.str()
+	v.Session = p.str()
 	p.lit(`,"call_id":`)
-	m.CallID = p.str()
+	v.CallID = p.str()
 	p.lit(`,"tool":`)
-	m.Tool = p.str()
-	opt := func(key string) string {
-		if p.peek(`,"` + key + `":`) {
-			p.lit(`,"` + key + `":`)
-			return p.nonEmpty()
-		}
-		return ""
-	}
-	m.Command = opt("command")
-	m.Agent = opt("agent")
+	v.Tool = p.str()
+	v.Command = p.opt("command")
+	v.Agent = p.opt("agent")
 	p.lit(`,"mutation":`)
-	m.Mutation = p.str()
+	v.Mutation = p.str()
 	p.lit(`,"decision":`)
-	m.Decision = p.str()
-	m.BeforeSHA256 = opt("before_sha256")
-	m.AfterSHA256 = opt("after_sha256")
+	v.Decision = p.str()
+	v.BeforeSHA256 = p.opt("before_sha256")
+	v.AfterSHA256 = p.opt("after_sha256")
 	if p.peek(`,"deleted_lines":`) {
 		p.lit(`,"deleted_lines":`)
-		if m.DeletedLines = p.num(); m.DeletedLines == 0 {
+		if v.DeletedLines = p.num(); v.DeletedLines == 0 {
 			p.fail()
 		}
 	}
 	if p.peek(`,"denial":`) {
 		p.lit(`,"denial":`)
-		m.Denial = p.compactObject()
+		v.Denial = p.compactObject()
 	}
-	m.Recovered = opt("recovered")
+	v.Recovered = p.opt("recovered")
 	p.lit(`,"prev":`)
-	m.Prev = p.str()
+	v.Prev = p.str()
 	p.lit(`}`)
-	return m
 }
 
 // compactObject reads a JSON object with no whitespace between its tokens
 // and no escapes in its strings (what the encoder writes of a compacted
-// denial) and returns a copy of its bytes.
-func (p *canonParser) compactObject() json.RawMessage {
+// denial) and returns its bytes.
+func (p *canonParser) compactObject() []byte {
 	if !p.peek(`{`) {
 		p.fail()
 		return nil
@@ -333,12 +473,12 @@ func (p *canonParser) compactObject() json.RawMessage {
 		}
 		p.i++
 		if depth == 0 {
-			v := p.b[start:p.i]
+			v := p.b[start:p.i:p.i]
 			if !json.Valid(v) {
 				p.fail()
 				return nil
 			}
-			return bytes.Clone(v)
+			return v
 		}
 	}
 	p.fail()
@@ -346,22 +486,88 @@ func (p *canonParser) compactObject() json.RawMessage {
 }
 
 // uuidText reports whether s is a UUID in its 36-character text form.
-func uuidText(s string) bool {
+func uuidText(s []byte) bool {
 	if len(s) != 36 {
 		return false
 	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
+	if s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return false
+	}
+	var bad byte
+	for _, part := range [5][]byte{s[0:8], s[9:13], s[14:18], s[19:23], s[24:36]} {
+		for _, c := range part {
+			bad |= hexDigit[c]
+		}
+	}
+	return bad == 0
+}
+
+// hexDigit[c] is 0 for a hexadecimal digit, 1 otherwise.
+var hexDigit = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+		default:
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// canonTimestamp reports whether ts is what the writer makes of a UTC time:
+// exactly the strings s for which time.Parse(time.RFC3339, s) succeeds with
+// a year in 0-9999 and the result's UTC().Format(time.RFC3339Nano) is s
+// again ("2006-01-02T15:04:05Z", a fraction of 1-9 digits without a
+// trailing zero before the Z). canonTimestampSlow is that definition, and
+// FuzzCanonTimestamp holds the two together.
+func canonTimestamp(ts []byte) bool {
+	n := len(ts)
+	if n < 20 || n == 21 || n > 30 || ts[n-1] != 'Z' {
+		return false
+	}
+	for i := 0; i < n-1; i++ {
 		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
+		case 4, 7:
+			if ts[i] != '-' {
+				return false
+			}
+		case 10:
+			if ts[i] != 'T' {
+				return false
+			}
+		case 13, 16:
+			if ts[i] != ':' {
+				return false
+			}
+		case 19:
+			if ts[i] != '.' {
 				return false
 			}
 		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			if ts[i] < '0' || ts[i] > '9' {
 				return false
 			}
 		}
 	}
-	return true
+	d := func(i int) int { return int(ts[i] - '0') }
+	year := d(0)*1000 + d(1)*100 + d(2)*10 + d(3)
+	month := d(5)*10 + d(6)
+	day := d(8)*10 + d(9)
+	hour := d(11)*10 + d(12)
+	minute := d(14)*10 + d(15)
+	sec := d(17)*10 + d(18)
+	if month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return false
+	}
+	mdays := [13]int{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[month]
+	if month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+		mdays = 29
+	}
+	if day > mdays {
+		return false
+	}
+	if n == 20 {
+		return true
+	}
+	return ts[n-2] != '0' // the writer drops a fraction's trailing zeros
 }

@@ -107,3 +107,141 @@ func FuzzParseCanonical(f *testing.F) {
 		checkCanonical(t, line)
 	})
 }
+
+// canonTimestampSlow is canonTimestamp's definition: what the full reader
+// accepts and the writer writes back unchanged.
+func canonTimestampSlow(ts string) bool {
+	t, err := time.Parse(time.RFC3339, ts)
+	if err != nil {
+		return false
+	}
+	t = t.UTC()
+	return t.Year() >= 0 && t.Year() <= 9999 && t.Format(time.RFC3339Nano) == ts
+}
+
+func TestCanonTimestamp(t *testing.T) {
+	for ts, want := range map[string]bool{
+		"2026-01-02T03:04:05Z":            true,
+		"2026-01-02T03:04:05.1Z":          true,
+		"2026-01-02T03:04:05.123456789Z":  true,
+		"2024-02-29T00:00:00Z":            true, // a leap day
+		"2000-02-29T23:59:59Z":            true, // divisible by 400
+		"0000-01-01T00:00:00Z":            true,
+		"9999-12-31T23:59:59.999999999Z":  true,
+		"1900-02-29T00:00:00Z":            false, // divisible by 100, not by 400
+		"2023-02-29T00:00:00Z":            false,
+		"2026-04-31T00:00:00Z":            false,
+		"2026-01-02T03:04:05.10Z":         false, // a trailing zero the writer drops
+		"2026-01-02T03:04:05.Z":           false,
+		"2026-01-02T03:04:05.1234567891Z": false, // more digits than the writer writes
+		"2026-01-02T24:00:00Z":            false,
+		"2026-01-02T03:60:00Z":            false,
+		"2026-01-02T03:04:60Z":            false, // no leap second
+		"2026-13-02T03:04:05Z":            false,
+		"2026-00-02T03:04:05Z":            false,
+		"2026-01-00T03:04:05Z":            false,
+		"2026-01-02T03:04:05+00:00":       false,
+		"2026-01-02t03:04:05Z":            false,
+		"2026-01-02T03:04:05,1Z":          false,
+		"2026-1-02T03:04:05Z":             false,
+		"+026-01-02T03:04:05Z":            false,
+		"":                                false,
+	} {
+		if got := canonTimestamp([]byte(ts)); got != want {
+			t.Errorf("canonTimestamp(%q) = %v, want %v", ts, got, want)
+		}
+		if slow := canonTimestampSlow(ts); slow != want {
+			t.Errorf("the definition says %v for %q: the table is wrong", slow, ts)
+		}
+	}
+}
+
+func FuzzCanonTimestamp(f *testing.F) {
+	f.Add("2026-01-02T03:04:05.123Z")
+	f.Add("2024-02-29T00:00:00Z")
+	f.Add("2026-01-02T03:04:05.10Z")
+	f.Fuzz(func(t *testing.T, ts string) {
+		if got, want := canonTimestamp([]byte(ts)), canonTimestampSlow(ts); got != want {
+			t.Fatalf("canonTimestamp(%q) = %v, the definition says %v", ts, got, want)
+		}
+	})
+}
+
+// TestCanonViewReuse reads different lines into one view in turn: what a
+// line leaves in the view's reused slices never shows in the next record.
+func TestCanonViewReuse(t *testing.T) {
+	samples := canonicalSamples(t)
+	var v CanonView
+	for round := 0; round < 2; round++ {
+		for i := len(samples) - 1; i >= 0; i-- {
+			if !v.Read(samples[i]) {
+				t.Fatalf("sample %d not read", i)
+			}
+			want, err := ParseRecord(samples[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.Record(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("sample %d read after others differs:\n%#v\n%#v", i, got, want)
+			}
+		}
+	}
+}
+
+// uuidTextSlow is uuidText's definition, character by character.
+func uuidTextSlow(s []byte) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func FuzzUUIDText(f *testing.F) {
+	f.Add("01a20d41-76ee-70b6-9884-942397082bc3")
+	f.Add("01a20d41-76ee-70b6-9884-94239708-bc3")
+	f.Add("01A20D41-76EE-70B6-9884-942397082BC3")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := uuidText([]byte(s)), uuidTextSlow([]byte(s)); got != want {
+			t.Fatalf("uuidText(%q) = %v, want %v", s, got, want)
+		}
+	})
+}
+
+// TestCanonStringsEveryByte puts every byte value at every place of an
+// eight-byte block of a string: the fast reader reads the line exactly
+// when ParseRecord reads it and the writer writes it back.
+func TestCanonStringsEveryByte(t *testing.T) {
+	line := canonicalSamples(t)[0]
+	const marker = `"call_id":"c1"`
+	at := bytes.Index(line, []byte(marker))
+	if at < 0 {
+		t.Fatal("no call_id in the sample")
+	}
+	for pos := 0; pos < 17; pos++ {
+		for c := 0; c < 256; c++ {
+			val := bytes.Repeat([]byte{'a'}, 17)
+			val[pos] = byte(c)
+			b := append(append(append([]byte{}, line[:at]...), `"call_id":"`+string(val)+`"`...), line[at+len(marker):]...)
+			got := checkCanonical(t, b)
+			// What the writer leaves unescaped: ASCII other than control
+			// characters, a quote and a backslash (a lone byte >= 0x80 is
+			// not UTF-8).
+			plain := c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
+			if got != plain {
+				t.Fatalf("byte %#x at %d: read fast %v, want %v", c, pos, got, plain)
+			}
+		}
+	}
+}

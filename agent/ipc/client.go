@@ -103,3 +103,22 @@ func (c *Client) Next() (*Message, error) {
 		return &m, nil
 	}
 }
+
+// NextEvent returns the next TaskEvent, skipping other messages and events
+// that do not decode.
+func (c *Client) NextEvent() (*Message, Event, error) {
+	for {
+		m, err := c.Next()
+		if err != nil {
+			return nil, Event{}, err
+		}
+		if m.Type != TypeTaskEvent {
+			continue
+		}
+		var ev Event
+		if err := json.Unmarshal(m.Data, &ev); err != nil {
+			continue
+		}
+		return m, ev, nil
+	}
+}

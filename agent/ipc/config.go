@@ -229,3 +229,85 @@ func describeJSONError(err error) string {
 	}
 	return err.Error()
 }
+
+// StartSettings are the settings of a task started over IPC, as a person
+// gives them on a command line; Configuration turns them into Roo Code's
+// names.
+type StartSettings struct {
+	Mode, Provider, Model, BaseURL string
+	// AutoApprove lists the groups approved without asking: read, edit,
+	// command, mcp, browser, modes, subtasks, followup, todo.
+	AutoApprove []string
+	// MaxRequests, when above 0, caps auto-approved requests.
+	MaxRequests int
+	// Extra is more settings as a JSON object, in Roo Code's names.
+	Extra string
+}
+
+// autoApproveKeys are Roo Code's setting per auto-approval group.
+var autoApproveKeys = map[string]string{"read": "alwaysAllowReadOnly", "edit": "alwaysAllowWrite", "command": "alwaysAllowExecute",
+	"mcp": "alwaysAllowMcp", "browser": "alwaysAllowBrowser", "modes": "alwaysAllowModeSwitch",
+	"subtasks": "alwaysAllowSubtasks", "followup": "alwaysAllowFollowupQuestions", "todo": "alwaysAllowUpdateTodoList"}
+
+// Configuration builds a StartNewTask configuration in Roo Code's setting
+// names (the model and base URL keys depend on the provider), and refuses
+// what a server would refuse (OptionsFromConfiguration), with the same
+// words.
+func (s StartSettings) Configuration() (json.RawMessage, error) {
+	conf := map[string]any{}
+	if s.Extra != "" {
+		if err := json.Unmarshal([]byte(s.Extra), &conf); err != nil || conf == nil {
+			return nil, fmt.Errorf("--config must be a JSON object of settings: %v", err)
+		}
+	}
+	if s.Mode != "" {
+		conf["mode"] = s.Mode
+	}
+	if s.Provider != "" {
+		conf["apiProvider"] = s.Provider
+	}
+	if s.Model != "" || s.BaseURL != "" {
+		p := s.Provider
+		if p == "" {
+			p, _ = conf["apiProvider"].(string)
+		}
+		modelKey, urlKey := "apiModelId", "anthropicBaseUrl"
+		switch p {
+		case "openai":
+			modelKey, urlKey = "openAiModelId", "openAiBaseUrl"
+		case "openai-native":
+			urlKey = "openAiNativeBaseUrl"
+		case "openrouter":
+			modelKey, urlKey = "openRouterModelId", "openRouterBaseUrl"
+		case "ollama":
+			modelKey, urlKey = "ollamaModelId", "ollamaBaseUrl"
+		case "lmstudio":
+			modelKey, urlKey = "lmStudioModelId", "lmStudioBaseUrl"
+		}
+		if s.Model != "" {
+			conf[modelKey] = s.Model
+		}
+		if s.BaseURL != "" {
+			conf[urlKey] = s.BaseURL
+		}
+	}
+	for _, g := range s.AutoApprove {
+		key, ok := autoApproveKeys[strings.TrimSpace(g)]
+		if !ok {
+			return nil, fmt.Errorf("--auto-approve %q: the groups are read, edit, command, mcp, browser, modes, subtasks, followup, todo", g)
+		}
+		conf["autoApprovalEnabled"] = true
+		conf[key] = true
+	}
+	if s.MaxRequests > 0 {
+		conf["allowedMaxRequests"] = s.MaxRequests
+	}
+	b, err := json.Marshal(conf)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := OptionsFromConfiguration(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -144,3 +144,18 @@ func TaskToolFailed(id, tool, errText string) Event {
 func TaskTokenUsageUpdated(id string, usage TokenUsage) Event {
 	return Event{Name: EventTaskTokenUsageUpdated, Payload: []any{id, usage}}
 }
+
+// ErrorText is the text of an error say, which is how a server answers a
+// command it refuses; "" for any other event.
+func (ev Event) ErrorText() string {
+	if ev.Name != EventMessage || len(ev.Payload) == 0 {
+		return ""
+	}
+	p, _ := ev.Payload[0].(map[string]any)
+	msg, _ := p["message"].(map[string]any)
+	if msg["type"] == "say" && msg["say"] == "error" {
+		s, _ := msg["text"].(string)
+		return s
+	}
+	return ""
+}

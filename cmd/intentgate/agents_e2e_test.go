@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/intentgate/intentgate/cmd/intentgate/internal/fakemodel"
+	"github.com/intentgate/intentgate/internal/fakemodel"
 )
 
 // End-to-end tests of the agents people install from npm, each at a pinned
@@ -78,7 +78,7 @@ type agentRun struct {
 	ws     string
 	home   string
 	path   string // PATH for the agent: intentgate first
-	server *fakemodel.Server
+	server *fakemodel.AgentServer
 }
 
 func newAgentRun(t *testing.T, agent string, steps []fakemodel.Step, extraPath ...string) *agentRun {
@@ -311,7 +311,7 @@ func TestClineEndToEnd(t *testing.T) {
 	ws := r.ws
 	// Cline 3 stops the whole run when a hook refuses a call, so the model
 	// cannot see a refusal: each refusal is a run of its own.
-	start := func(steps []fakemodel.Step) *fakemodel.Server {
+	start := func(steps []fakemodel.Step) *fakemodel.AgentServer {
 		srv, err := fakemodel.Start(steps)
 		if err != nil {
 			t.Fatal(err)

@@ -1153,7 +1153,7 @@ func TestAttackRaceDispatch(t *testing.T) {
 	p := e.start()
 	p.selectIntent("INT-001")
 	counts := map[string]int{}
-	for i := 0; i < 150; i++ {
+	for i := 0; i < 60; i++ {
 		rr := p.send("read_file", map[string]any{"path": "src/d/f.txt"})
 		counts["read "+string(atkCode(rr))]++
 		if c := atkCode(rr); c != atkAllow && c != engine.PathEscape {

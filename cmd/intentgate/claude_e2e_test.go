@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/intentgate/intentgate/cmd/intentgate/internal/fakemodel"
+	"github.com/intentgate/intentgate/internal/fakemodel"
 )
 
 // TestClaudeCodeEndToEnd runs the real Claude Code binary against a scripted

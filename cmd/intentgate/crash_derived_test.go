@@ -32,7 +32,7 @@ func TestCrashBetweenWriteAndDerived(t *testing.T) {
 	e := newAtkEnv(t, atkOpts{})
 	e.write("src/a.txt", "start\n")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
-	for round := range 12 {
+	for round := range 6 {
 		// A writer that is killed mid-stream.
 		cmd := exec.Command(atkBin, "dispatch", "--workspace", e.ws, "--agent", "crash-test", "--model", "test/model")
 		cmd.Env = e.gitEnv()

@@ -1,49 +1,20 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 
-	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/dispatch"
 	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/spf13/cobra"
 )
-
-// maxCallBytes bounds one JSONL call; a longer line is answered with an error
-// and skipped, never half-read.
-const maxCallBytes = 64 << 20
 
 type dispatchOptions struct {
 	workspace string
 	agent     string
 	model     string
-}
-
-// callLine is one call as dispatch reads it.
-type callLine struct {
-	ID      string          `json:"id"`
-	Session string          `json:"session"`
-	Tool    string          `json:"tool"`
-	Args    json.RawMessage `json:"args"`
-	Agent   engine.Agent    `json:"agent"`
-}
-
-// resultLine is one answer as dispatch writes it.
-type resultLine struct {
-	ID       string         `json:"id"`
-	OK       bool           `json:"ok"`
-	Output   string         `json:"output,omitempty"`
-	Data     map[string]any `json:"data,omitempty"`
-	Denial   *engine.Denial `json:"denial,omitempty"`
-	Error    string         `json:"error,omitempty"`
-	Warnings []string       `json:"warnings,omitempty"`
 }
 
 func newDispatchCmd() *cobra.Command {
@@ -104,124 +75,5 @@ func runDispatch(ctx context.Context, o *dispatchOptions, in io.Reader, out, err
 		return err
 	}
 	defer rt.Close()
-
-	r := bufio.NewReaderSize(in, 1<<16)
-	w := bufio.NewWriter(out)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	reported := ""
-	for n := 1; ; n++ {
-		line, rerr := readLine(r)
-		if len(bytes.TrimSpace(line)) > 0 || errors.Is(rerr, errLineTooLong) {
-			res := dispatchLine(ctx, rt, o, n, line, rerr)
-			reported = reportProblem(rt, reported, errw)
-			if err := enc.Encode(res); err != nil {
-				return err
-			}
-			// Flush per answer: the caller may be waiting for it before it
-			// sends the next call.
-			if err := w.Flush(); err != nil {
-				return err
-			}
-		}
-		if rerr == io.EOF {
-			return nil
-		}
-		if rerr != nil && !errors.Is(rerr, errLineTooLong) {
-			return rerr
-		}
-	}
-}
-
-// reportProblem tells the person running dispatch, once per new problem,
-// that an edit of active_intents.yaml was rejected and the last good intents
-// stay in force.
-func reportProblem(rt *gate.Runtime, last string, errw io.Writer) string {
-	p := rt.IntentsProblem()
-	if p == nil {
-		return ""
-	}
-	if msg := p.Error(); msg != last {
-		fmt.Fprintf(errw, "intentgate: the last edit of active_intents.yaml was rejected; the previous intents stay in force:\n%s\n", msg)
-		return msg
-	}
-	return last
-}
-
-var errLineTooLong = fmt.Errorf("call is longer than %d bytes", maxCallBytes)
-
-// readLine returns the next line without its newline. A line over the limit
-// is consumed to its end and reported as errLineTooLong.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) <= maxCallBytes {
-			buf = append(buf, chunk...)
-		} else {
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.ReadSlice('\n')
-			}
-			if err == nil || err == io.EOF {
-				return nil, errLineTooLong
-			}
-			return nil, err
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err == nil {
-			return bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r")), nil
-		}
-		return buf, err
-	}
-}
-
-func dispatchLine(ctx context.Context, rt *gate.Runtime, o *dispatchOptions, n int, line []byte, rerr error) resultLine {
-	if errors.Is(rerr, errLineTooLong) {
-		return resultLine{Error: fmt.Sprintf("line %d: %v", n, rerr)}
-	}
-	var cl callLine
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cl); err != nil {
-		return resultLine{ID: cl.ID, Error: fmt.Sprintf(`line %d: not a call: %v (want {"id":"1","session":"s1","tool":"read_file","args":{"path":"README.md"}})`, n, err)}
-	}
-	if cl.ID == "" {
-		cl.ID = fmt.Sprintf("line-%d", n)
-	}
-	if cl.Tool == "" {
-		return resultLine{ID: cl.ID, Error: fmt.Sprintf(`line %d: the call names no "tool"`, n)}
-	}
-	if cl.Agent.Name == "" {
-		cl.Agent.Name = o.agent
-	}
-	if cl.Agent.Model == "" {
-		cl.Agent.Model = o.model
-	}
-	c := &engine.Call{ID: cl.ID, Session: cl.Session, Tool: cl.Tool, Args: cl.Args, Agent: cl.Agent}
-	res, err := rt.Dispatch(ctx, c)
-	out := resultLine{ID: cl.ID}
-	var pe *engine.PostError
-	switch {
-	case err == nil:
-	case errors.As(err, &pe):
-		for _, e := range pe.Errs {
-			out.Warnings = append(out.Warnings, "the call happened but was not fully recorded: "+e.Error())
-		}
-	default:
-		if d, ok := engine.AsDenial(err); ok {
-			out.Denial = d
-			if d.NotRecorded != nil {
-				out.Warnings = append(out.Warnings, "the refusal was not recorded: "+d.NotRecorded.Error())
-			}
-		} else {
-			out.Error = err.Error()
-		}
-		return out
-	}
-	out.OK = true
-	out.Output = res.Output
-	out.Data = res.Data
-	return out
+	return dispatch.Serve(ctx, rt, dispatch.Options{Agent: o.agent, Model: o.model, Problems: errw}, in, out)
 }

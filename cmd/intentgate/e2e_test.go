@@ -170,13 +170,14 @@ func (s *session) call(tool string, args map[string]any) result {
 func TestTwoSessionsOneWins(t *testing.T) {
 	t.Parallel()
 	ws := e2eWorkspace(t, e2eIntents, map[string]string{"src/shared.go": "package src\n"})
-	for round := 0; round < 15; round++ {
-		a := startDispatch(t, ws, fmt.Sprintf("a%d", round))
-		b := startDispatch(t, ws, fmt.Sprintf("b%d", round))
+	a, b := startDispatch(t, ws, "a"), startDispatch(t, ws, "b")
+	for _, s := range []*session{a, b} {
+		if r := s.call("select_active_intent", map[string]any{"intent_id": "INT-001"}); !r.OK {
+			t.Fatalf("select: %+v", r)
+		}
+	}
+	for round := 0; round < 8; round++ {
 		for _, s := range []*session{a, b} {
-			if r := s.call("select_active_intent", map[string]any{"intent_id": "INT-001"}); !r.OK {
-				t.Fatalf("select: %+v", r)
-			}
 			if r := s.call("read_file", map[string]any{"path": "src/shared.go"}); !r.OK {
 				t.Fatalf("read: %+v", r)
 			}

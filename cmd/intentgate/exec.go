@@ -3,16 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/intentgate/intentgate/internal/gate"
-	"github.com/intentgate/intentgate/internal/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -84,43 +79,17 @@ func runExec(ctx context.Context, o *execOptions, args []string, stdin io.Reader
 	if err != nil {
 		return err
 	}
-	ws := o.workspace
-	if ws == "" {
-		if ws, err = gate.Find(cwd); err != nil {
-			return &exitError{code: 125, err: fmt.Errorf("the command's directory is not in a governed workspace: %w; or run it from the workspace, or pass --workspace", err)}
-		}
-	} else if _, err := os.Lstat(filepath.Join(ws, ".orchestration")); err != nil {
-		return &exitError{code: 125, err: fmt.Errorf("--workspace %s: it has no .orchestration/; run `intentgate init` there", ws)}
-	}
-	pol, intent, err := gate.Confinement(ws, o.session)
-	if err != nil {
-		return &exitError{code: 125, err: fmt.Errorf("cannot work out what the command may write: %w", err)}
-	}
+	eo := gate.ExecOptions{Dir: cwd, Workspace: o.workspace, Session: o.session, Timeout: o.timeout}
 	if o.verbose {
-		mech, _ := sandbox.Available()
-		fmt.Fprintf(stderr, "intentgate exec: %s; intent %q\n  writable: %s\n  read-only: %s\n", mech, intent,
-			strings.Join(pol.Writable, ", "), strings.Join(pol.ReadOnly, ", "))
+		eo.Describe = stderr
 	}
-	if o.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.timeout)
-		defer cancel()
+	err = gate.Exec(ctx, eo, args, stdin, stdout, stderr)
+	var ee *gate.ExecError
+	if errors.As(err, &ee) {
+		if ee.Err == nil {
+			return &exitError{code: ee.Code, err: errSilent}
+		}
+		return &exitError{code: ee.Code, err: ee.Err}
 	}
-	cmd, cleanup, err := sandbox.Command(ctx, pol, cwd, args)
-	if err != nil {
-		return &exitError{code: 125, err: err}
-	}
-	defer cleanup()
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	err = cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return &exitError{code: 124, err: fmt.Errorf("the command was stopped after %s", o.timeout)}
-	case errors.As(err, &ee):
-		return &exitError{code: ee.ExitCode(), err: errSilent}
-	}
-	return &exitError{code: 127, err: err}
+	return err
 }

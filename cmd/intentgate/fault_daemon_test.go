@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// TestFaultDaemonKilledMidRequest: while a Claude Code session writes 200
+// TestFaultDaemonKilledMidRequest: while a Claude Code session writes 60
 // files through `intentgate hook claude-code` (a pre event, the write, a
 // post event each), the daemon serving the workspace is killed with SIGKILL
 // at random moments and started again. A hook process handles an event
@@ -27,7 +27,7 @@ func TestFaultDaemonKilledMidRequest(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the hook never uses the daemon's socket on Windows")
 	}
-	const events = 200
+	const events = 60
 	e := newHookEnv(t, "claude-code", map[string]string{"src/keep.txt": "keep\n"})
 	e.intentUse(claudeSession, "INT-001")
 	bin := e2eBinary(t)

@@ -78,7 +78,7 @@ func runIntentUse(ctx context.Context, o *intentUseOptions, id string, out, errw
 	}
 	fmt.Fprintf(out, "session %s: active intent %s\n%s\n", o.session, c.Intent, res.Output)
 	if pe != nil {
-		fmt.Fprintf(errw, "intentgate: the intent is selected, but recording the call failed: %v\n", pe)
+		fmt.Fprintf(errw, "intentgate: the call ran, but recording it failed, so the choice may not be kept: %v\n", pe)
 	}
 	return nil
 }

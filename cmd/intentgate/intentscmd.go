@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/intentgate/intentgate/orchestration"
 	"github.com/spf13/cobra"
 )
@@ -45,12 +45,8 @@ some IN_PROGRESS intent may change PATH, 1 if none may.`,
 	return cmd
 }
 
-func loadIntents(dir string) (*orchestration.IntentSet, error) {
-	return orchestration.LoadIntents(filepath.Join(dir, ".orchestration", "active_intents.yaml"))
-}
-
 func runIntentsList(dir string, out io.Writer) error {
-	set, err := loadIntents(dir)
+	set, err := orchestration.LoadIntents(filepath.Join(dir, orchestration.DirName, orchestration.IntentsName))
 	if err != nil {
 		return err
 	}
@@ -67,52 +63,36 @@ func runIntentsList(dir string, out io.Writer) error {
 }
 
 func runIntentsCheck(dir, path string, out io.Writer) error {
-	ws, err := engine.OpenWorkspace(dir)
+	o, err := gate.Explain(dir, path)
 	if err != nil {
 		return err
 	}
-	defer ws.Close()
-	rel, err := ws.Canonical(path)
-	if err != nil {
-		return &exitError{code: 1, err: err}
+	if o.Rel != path {
+		fmt.Fprintf(out, "%s resolves to %s\n", path, o.Rel)
 	}
-	if rel != path {
-		fmt.Fprintf(out, "%s resolves to %s\n", path, rel)
+	switch o.Protected {
+	case "governance":
+		fmt.Fprintf(out, "%s is a governance file: no intent may change it\n", o.Rel)
+		return &exitError{code: 1, err: fmt.Errorf("%s is protected", o.Rel)}
+	case "intentignore":
+		fmt.Fprintf(out, "%s matches .intentignore: no intent may change it\n", o.Rel)
+		return &exitError{code: 1, err: fmt.Errorf("%s is protected", o.Rel)}
 	}
-	if orchestration.IsGoverned(rel) {
-		fmt.Fprintf(out, "%s is a governance file: no intent may change it\n", rel)
-		return &exitError{code: 1, err: fmt.Errorf("%s is protected", rel)}
-	}
-	ig, err := orchestration.LoadIgnore(ws.Dir)
-	if err != nil {
-		return err
-	}
-	if ig.Match(rel, false) {
-		fmt.Fprintf(out, "%s matches .intentignore: no intent may change it\n", rel)
-		return &exitError{code: 1, err: fmt.Errorf("%s is protected", rel)}
-	}
-	set, err := loadIntents(dir)
-	if err != nil {
-		return err
-	}
-	may := 0
-	for i := range set.Intents {
-		in := &set.Intents[i]
-		owns, glob, err := in.Owns(rel)
+	for _, v := range o.Intents {
+		in := v.Intent
 		switch {
-		case err != nil:
-			fmt.Fprintf(out, "  %s: cannot decide (%v): denied\n", in.ID, err)
-		case !owns:
+		case v.Err != nil:
+			fmt.Fprintf(out, "  %s: cannot decide (%v): denied\n", in.ID, v.Err)
+		case !v.Owns:
 			fmt.Fprintf(out, "  %s: no, outside owned_scope (%s)\n", in.ID, strings.Join(in.OwnedScope, ", "))
-		case in.Status != orchestration.StatusInProgress:
-			fmt.Fprintf(out, "  %s: owns it through %s, but is %s, not IN_PROGRESS\n", in.ID, glob, in.Status)
+		case !v.May():
+			fmt.Fprintf(out, "  %s: owns it through %s, but is %s, not IN_PROGRESS\n", in.ID, v.Glob, in.Status)
 		default:
-			fmt.Fprintf(out, "  %s: yes, through %s\n", in.ID, glob)
-			may++
+			fmt.Fprintf(out, "  %s: yes, through %s\n", in.ID, v.Glob)
 		}
 	}
-	if may == 0 {
-		return &exitError{code: 1, err: fmt.Errorf("no IN_PROGRESS intent may change %s", rel)}
+	if !o.May() {
+		return &exitError{code: 1, err: fmt.Errorf("no IN_PROGRESS intent may change %s", o.Rel)}
 	}
 	return nil
 }

@@ -467,7 +467,8 @@ func conformance(t *testing.T, lines []agent.Message, res *agent.Result) {
 		"messages": lines,
 		"lists": map[string]any{"clineAsks": agent.ClineAsks, "clineSays": agent.ClineSays, "idleAsks": agent.IdleAsks,
 			"interactiveAsks": agent.InteractiveAsks, "resumableAsks": agent.ResumableAsks, "nonBlockingAsks": agent.NonBlockingAsks},
-		"categories": cats,
+		"categories":     cats,
+		"referenceTools": agent.ReferenceTools(),
 	}
 	if res != nil {
 		in["tokenUsage"], in["toolUsage"] = res.TokenUsage, res.ToolUsage

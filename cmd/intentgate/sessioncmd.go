@@ -45,14 +45,14 @@ With --json the same as one JSON object.`,
 }
 
 func runSessionShow(o *sessionShowOptions, out io.Writer) error {
-	store := orchestration.OpenSessions(filepath.Join(o.workspace, ".orchestration", "sessions"))
+	dir := filepath.Join(o.workspace, orchestration.DirName, orchestration.SessionsDir)
+	store := orchestration.OpenSessions(dir)
 	s, err := store.Load(o.id)
 	if err != nil {
 		return err
 	}
 	if s.Created.IsZero() {
-		return &exitError{code: 1, err: fmt.Errorf("no session %q is stored in %s", o.id,
-			filepath.Join(o.workspace, ".orchestration", "sessions"))}
+		return &exitError{code: 1, err: fmt.Errorf("no session %q is stored in %s", o.id, dir)}
 	}
 	todos, err := s.TodoList()
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/intentgate/intentgate/agent/ipc"
@@ -100,68 +99,14 @@ func (o *taskOptions) dial(ctx context.Context) (*ipc.Client, error) {
 	return ipc.Dial(ctx, o.socket)
 }
 
-// configuration builds a StartNewTask configuration in Roo Code's names.
+// configuration builds the StartNewTask configuration of the flags.
 func (o *taskOptions) configuration() (json.RawMessage, error) {
-	conf := map[string]any{}
-	if o.config != "" {
-		if err := json.Unmarshal([]byte(o.config), &conf); err != nil || conf == nil {
-			return nil, &exitError{code: 2, err: fmt.Errorf("--config must be a JSON object of settings: %v", err)}
-		}
-	}
-	if o.mode != "" {
-		conf["mode"] = o.mode
-	}
-	if o.provider != "" {
-		conf["apiProvider"] = o.provider
-	}
-	if o.model != "" || o.baseURL != "" {
-		p := o.provider
-		if p == "" {
-			p, _ = conf["apiProvider"].(string)
-		}
-		modelKey, urlKey := "apiModelId", "anthropicBaseUrl"
-		switch p {
-		case "openai":
-			modelKey, urlKey = "openAiModelId", "openAiBaseUrl"
-		case "openai-native":
-			urlKey = "openAiNativeBaseUrl"
-		case "openrouter":
-			modelKey, urlKey = "openRouterModelId", "openRouterBaseUrl"
-		case "ollama":
-			modelKey, urlKey = "ollamaModelId", "ollamaBaseUrl"
-		case "lmstudio":
-			modelKey, urlKey = "lmStudioModelId", "lmStudioBaseUrl"
-		}
-		if o.model != "" {
-			conf[modelKey] = o.model
-		}
-		if o.baseURL != "" {
-			conf[urlKey] = o.baseURL
-		}
-	}
-	groups := map[string]string{"read": "alwaysAllowReadOnly", "edit": "alwaysAllowWrite", "command": "alwaysAllowExecute",
-		"mcp": "alwaysAllowMcp", "browser": "alwaysAllowBrowser", "modes": "alwaysAllowModeSwitch",
-		"subtasks": "alwaysAllowSubtasks", "followup": "alwaysAllowFollowupQuestions", "todo": "alwaysAllowUpdateTodoList"}
-	for _, g := range o.autoApprove {
-		key, ok := groups[strings.TrimSpace(g)]
-		if !ok {
-			return nil, &exitError{code: 2, err: fmt.Errorf("--auto-approve %q: the groups are read, edit, command, mcp, browser, modes, subtasks, followup, todo", g)}
-		}
-		conf["autoApprovalEnabled"] = true
-		conf[key] = true
-	}
-	if o.maxRequests > 0 {
-		conf["allowedMaxRequests"] = o.maxRequests
-	}
-	b, err := json.Marshal(conf)
+	conf, err := ipc.StartSettings{Mode: o.mode, Provider: o.provider, Model: o.model, BaseURL: o.baseURL,
+		AutoApprove: o.autoApprove, MaxRequests: o.maxRequests, Extra: o.config}.Configuration()
 	if err != nil {
-		return nil, err
-	}
-	// Refuse here what the server would refuse, with the same words.
-	if _, err := ipc.OptionsFromConfiguration(b); err != nil {
 		return nil, &exitError{code: 2, err: err}
 	}
-	return b, nil
+	return conf, nil
 }
 
 func signalContext(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -190,7 +135,7 @@ func runTaskStart(ctx context.Context, o *taskOptions, text string, out io.Write
 	me := c.Ack().ClientID
 	var task string
 	for {
-		m, ev, err := nextEvent(c)
+		m, ev, err := c.NextEvent()
 		if err != nil {
 			if ctx.Err() != nil {
 				return &exitError{code: 1, err: fmt.Errorf("interrupted; the task %s goes on (intentgate task cancel %s)", task, task)}
@@ -201,7 +146,7 @@ func runTaskStart(ctx context.Context, o *taskOptions, text string, out io.Write
 			continue
 		}
 		if task == "" {
-			if refusal := errorText(ev); refusal != "" && ev.Task() == "" {
+			if refusal := ev.ErrorText(); refusal != "" && ev.Task() == "" {
 				return errors.New(refusal)
 			}
 			if ev.Name != ipc.EventTaskCreated {
@@ -247,7 +192,7 @@ func runTaskWatch(ctx context.Context, o *taskOptions, out io.Writer) error {
 	defer c.Close()
 	go func() { <-ctx.Done(); c.Close() }()
 	for {
-		m, ev, err := nextEvent(c)
+		m, ev, err := c.NextEvent()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -264,39 +209,6 @@ func runTaskWatch(ctx context.Context, o *taskOptions, out io.Writer) error {
 			return nil
 		}
 	}
-}
-
-// nextEvent returns the next TaskEvent.
-func nextEvent(c *ipc.Client) (*ipc.Message, ipc.Event, error) {
-	for {
-		m, err := c.Next()
-		if err != nil {
-			return nil, ipc.Event{}, err
-		}
-		if m.Type != ipc.TypeTaskEvent {
-			continue
-		}
-		var ev ipc.Event
-		if err := json.Unmarshal(m.Data, &ev); err != nil {
-			continue
-		}
-		return m, ev, nil
-	}
-}
-
-// errorText is the text of an error say, which is how the server answers a
-// command it refuses.
-func errorText(ev ipc.Event) string {
-	if ev.Name != ipc.EventMessage || len(ev.Payload) == 0 {
-		return ""
-	}
-	p, _ := ev.Payload[0].(map[string]any)
-	msg, _ := p["message"].(map[string]any)
-	if msg["type"] == "say" && msg["say"] == "error" {
-		s, _ := msg["text"].(string)
-		return s
-	}
-	return ""
 }
 
 func printEvent(out io.Writer, m *ipc.Message) error {

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/intentgate/intentgate/agent"
+	"github.com/intentgate/intentgate/orchestration"
 	"github.com/spf13/cobra"
 )
 
@@ -18,7 +19,7 @@ func newTasksCmd() *cobra.Command {
 		if err != nil {
 			return nil, err
 		}
-		return &agent.Store{Dir: filepath.Join(abs, ".orchestration", "tasks")}, nil
+		return &agent.Store{Dir: filepath.Join(abs, orchestration.DirName, orchestration.TasksDir)}, nil
 	}
 	cmd := &cobra.Command{
 		Use:   "tasks",

@@ -73,10 +73,9 @@ func runTraceBlame(o *traceBlameOptions, file string, out io.Writer) error {
 		return err
 	}
 	if from > 0 {
-		if from > len(res.Lines) {
-			return fmt.Errorf("-L %s: %s has %d lines", o.lines, res.Path, len(res.Lines))
+		if err := res.Only(from, to); err != nil {
+			return fmt.Errorf("-L %s: %w", o.lines, err)
 		}
-		res.Lines = res.Lines[from-1 : min(to, len(res.Lines))]
 	}
 	if o.json {
 		return traceWriteJSON(out, res)

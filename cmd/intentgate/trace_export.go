@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/orchestration/audit"
 	"github.com/spf13/cobra"
 )
@@ -109,23 +107,13 @@ func runTraceImport(o *traceImportOptions, file string, stdin io.Reader, out, er
 		defer f.Close()
 		r = f
 	}
-	ledger := o.ledgerPath()
 	start := time.Now()
-	res, err := audit.Import(ledger, r)
+	res, warning, err := audit.ImportInto(audit.ImportOptions{Workspace: o.workspace, Ledger: o.ledger}, r)
 	if err != nil {
 		return err
 	}
-	// The map is derived from the ledger; bring it up to date for the
-	// default layout only (a --ledger elsewhere has no map of its own).
-	if res.Appended > 0 && o.ledger == "" {
-		orch := filepath.Join(o.workspace, ".orchestration")
-		if set, err := orchestration.LoadIntents(filepath.Join(orch, "active_intents.yaml")); err == nil {
-			if err := orchestration.UpdateIntentMap(orch, set.Intents, nil, nil); err != nil {
-				fmt.Fprintf(errw, "warning: intent map not updated: %v\n", err)
-			}
-		} else {
-			fmt.Fprintf(errw, "warning: intent map not updated: %v\n", err)
-		}
+	if warning != nil {
+		fmt.Fprintf(errw, "warning: %v\n", warning)
 	}
 	if o.json {
 		return traceWriteJSON(out, res)

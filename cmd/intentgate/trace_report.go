@@ -71,11 +71,3 @@ func runTraceReport(o *traceReportOptions, out, errw io.Writer) error {
 	fmt.Fprintf(out, "wrote %s (%s): %d records, %d intents; %s\n", o.output, traceHumanBytes(int64(buf.Len())), d.Verify.Records, len(d.Intents), verdict)
 	return nil
 }
-
-func traceStatFile(path string) (int64, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
-}

@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/orchestration/audit"
 	"github.com/spf13/cobra"
 )
@@ -41,31 +39,15 @@ over at least 3 attempts). --json prints all of it as one object.`,
 
 func runTraceStats(o *traceStatsOptions, out, errw io.Writer) error {
 	bar, progress := traceNewProgress(errw, "stats", o.progress)
-	var read func(int64)
-	if progress != nil {
-		total := int64(0)
-		if fi, err := traceStatFile(o.ledgerPath()); err == nil {
-			total = fi
-		}
-		read = func(n int64) { progress(n, total) }
-	}
-	s, err := audit.ComputeStats(o.ledgerPath(), read)
+	s, err := audit.StatsFor(audit.StatsOptions{Workspace: o.workspace, Ledger: o.ledger, Progress: progress})
 	bar.done()
 	if err != nil {
 		return err
 	}
-	usage, sessions, err := orchestration.SumUsage(filepath.Join(o.workspace, ".orchestration", "sessions"))
-	if err != nil {
-		return err
-	}
-	report := orchestration.AnalyzeUsage(usage)
 	if o.json {
-		return traceWriteJSON(out, struct {
-			*audit.Stats
-			Sessions  int                       `json:"sessions"`
-			ToolUsage orchestration.UsageReport `json:"tool_usage"`
-		}{s, sessions, report})
+		return traceWriteJSON(out, s)
 	}
+	report := s.ToolUsage
 	fmt.Fprintf(out, "%d lines, %d records", s.Lines, s.Records)
 	if s.Unparsable > 0 {
 		fmt.Fprintf(out, ", %d unparsable (trace verify says why)", s.Unparsable)
@@ -88,10 +70,10 @@ func runTraceStats(o *traceStatsOptions, out, errw io.Writer) error {
 	w := &sessionWriter{out: out}
 	w.line("")
 	if len(report.Tools) == 0 {
-		w.line("tool usage: (none recorded in %d sessions)", sessions)
+		w.line("tool usage: (none recorded in %d sessions)", s.Sessions)
 		return w.err
 	}
-	w.line("tool usage (all %d sessions):", sessions)
+	w.line("tool usage (all %d sessions):", s.Sessions)
 	writeUsageReport(w, report)
 	return w.err
 }

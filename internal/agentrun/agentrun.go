@@ -138,7 +138,7 @@ func Governed(rt *gate.Runtime) agent.Options {
 			}
 			return s.Intent
 		},
-		Store: &agent.Store{Dir: filepath.Join(ws.Dir, orchestration.DirName, "tasks")},
+		Store: &agent.Store{Dir: filepath.Join(ws.Dir, orchestration.DirName, orchestration.TasksDir)},
 	}
 }
 

@@ -4,7 +4,8 @@
 // implementation. The views of the tools are derived from this table and
 // nothing else: the engine's registry (Registry, used by internal/gate), the
 // tool definitions and per-mode lists of prompts, and the always-available
-// set the mode policy honours (Always).
+// set the mode policy honours (Always), and the agent's auto-approval groups
+// and tool usage report (agent).
 //
 // Adding a tool is one entry in the table and one schema file in schemas/.
 package catalog
@@ -56,6 +57,9 @@ type Tool struct {
 	// ALWAYS_AVAILABLE_TOOLS, and select_active_intent, since no mode may
 	// keep a model from following the intent protocol).
 	Always bool
+	// Own: the tool is intentgate's own, not one of Roo Code's
+	// (@roo-code/types toolNames); its usage is reported apart from theirs.
+	Own bool
 	// New builds the tool's implementation.
 	New func(Deps) engine.Tool
 }
@@ -76,7 +80,7 @@ func (t Tool) Schema() ([]byte, error) { return schemaFiles.ReadFile("schemas/" 
 // the conversation rather than the workspace. select_active_intent changes no
 // file, so it is a read tool.
 var table = []Tool{
-	{Name: hooks.SelectTool, Group: engine.GroupRead, Always: true,
+	{Name: hooks.SelectTool, Group: engine.GroupRead, Always: true, Own: true,
 		New: func(d Deps) engine.Tool { return hooks.SelectActiveIntent(d.Intents, d.Sessions, d.Orch) }},
 	{Name: "read_file", Group: engine.GroupRead,
 		New: func(Deps) engine.Tool { return tools.ReadFile() }},

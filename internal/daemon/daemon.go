@@ -211,9 +211,9 @@ func peerContext(ctx context.Context, c net.Conn) context.Context {
 	if !ok1 || !ok2 {
 		return ctx
 	}
-	uid, ino, ok := tcpPeer(client, server)
+	uid, ino, ok := peer.TCP(client, server)
 	if !ok {
-		if canTellTCPPeer {
+		if peer.CanTellTCP {
 			// The kernel keeps every local connection in its table: one
 			// missing from it cannot be told apart from a forged one.
 			return context.WithValue(ctx, refusedPeerKey{}, "the kernel does not say who connected")
@@ -230,7 +230,7 @@ func peerContext(ctx context.Context, c net.Conn) context.Context {
 	// socket while the holders were searched, and then none was found: the
 	// socket must still be held, the same one, after the search. (A holder
 	// that still held it then was seen by the search.)
-	if _, again, ok := tcpPeer(client, server); !ok || again != ino {
+	if _, again, ok := peer.TCP(client, server); !ok || again != ino {
 		return context.WithValue(ctx, refusedPeerKey{}, "the connecting process let go of its socket while it was checked")
 	}
 	return ctx

@@ -1,6 +1,11 @@
-// Package fakemodel is a scripted model server for tests: it answers the
-// Anthropic Messages and OpenAI Chat Completions streaming APIs with replies
-// taken from a script, in order, and records every request it receives.
+// Package fakemodel is the scripted model server of intentgate's tests, in
+// two shapes sharing one event stream writer: Server answers intentgate's own
+// providers (Anthropic Messages and OpenAI Chat Completions, streamed, with
+// several tool calls per turn, usage, and scripted HTTP errors), and
+// AgentServer (Start) stands in for the model APIs of the external coding
+// agents (Claude Code, Codex, Gemini CLI, Cline), so that a real agent can be
+// driven end to end without a model. Both play a script in order and record
+// every request.
 package fakemodel
 
 import (
@@ -158,6 +163,10 @@ func event(w http.ResponseWriter, name string, v any) {
 		fmt.Fprintf(w, "event: %s\n", name)
 	}
 	fmt.Fprintf(w, "data: %s\n\n", b)
+	flush(w)
+}
+
+func flush(w http.ResponseWriter) {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}

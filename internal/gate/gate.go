@@ -62,6 +62,7 @@ func (f failedIntents) Current() (*orchestration.IntentSet, error) { return nil,
 // .orchestration/ (Find finds it). It never creates .orchestration/: a root
 // without one is an error that names `intentgate init`.
 func Open(root string, opts Options) (*Runtime, error) {
+	tuneMemory()
 	ws, err := engine.OpenWorkspace(root)
 	if err != nil {
 		return nil, err

@@ -1,5 +1,8 @@
-// Package peer asks the kernel who is at the other end of a Unix socket, and
-// whether that process is one of the commands intentgate confines.
+// Package peer asks the kernel who is at the other end of a socket (a Unix
+// socket's credentials, a loopback TCP client's owner), which executable a
+// process runs, and whether that process is one of the commands intentgate
+// confines. It is the one place that asks: the daemon, its clients and the
+// IPC server all judge peers through it.
 package peer
 
 import (
@@ -34,11 +37,7 @@ type Cred struct {
 // be a *net.UnixConn. It fails with ErrConfined when that process runs in
 // another PID namespace (Linux).
 func Of(c net.Conn) (Cred, error) {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return Cred{}, errors.New("not a unix socket")
-	}
-	cr, err := of(uc)
+	cr, err := Unix(c)
 	if err != nil {
 		return cr, err
 	}
@@ -46,6 +45,18 @@ func Of(c net.Conn) (Cred, error) {
 		return cr, err
 	}
 	return cr, nil
+}
+
+// Unix returns the credentials the kernel recorded for the process at the
+// other end of c, which must be a *net.UnixConn, without judging them: a
+// client uses it to check the server it reached (its own daemon), where the
+// namespace check of Of does not apply. ErrUnsupported where CanAsk is false.
+func Unix(c net.Conn) (Cred, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return Cred{}, errors.New("not a unix socket")
+	}
+	return of(uc)
 }
 
 // CheckNamespace fails with ErrConfined when the process pid runs in another

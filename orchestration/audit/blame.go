@@ -190,6 +190,19 @@ func Blame(o BlameOptions) (*BlameResult, error) {
 	return res, nil
 }
 
+// Only keeps lines from to to (1-based, inclusive; to past the end means
+// the last line) of the result, as blame -L asks.
+func (r *BlameResult) Only(from, to int) error {
+	if from < 1 || to < from {
+		return fmt.Errorf("line range %d,%d: want 1 <= from <= to", from, to)
+	}
+	if from > len(r.Lines) {
+		return fmt.Errorf("line range %d,%d: %s has %d lines", from, to, r.Path, len(r.Lines))
+	}
+	r.Lines = r.Lines[from-1 : min(to, len(r.Lines))]
+	return nil
+}
+
 // RelPath makes p (relative to the workspace, or absolute inside it) a clean
 // workspace-relative slash path.
 func RelPath(ws, p string) (string, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/google/uuid"
 	"github.com/intentgate/intentgate/orchestration"
@@ -184,4 +185,41 @@ func trimSpace(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// ImportOptions says where ImportInto appends.
+type ImportOptions struct {
+	Workspace string // "" means "."
+	// Ledger "" means Workspace/.orchestration/agent_trace.jsonl, whose
+	// intent map is brought up to date after the import; a ledger elsewhere
+	// has no map of its own.
+	Ledger string
+}
+
+// ImportInto is Import into a workspace's ledger, then the intent map
+// brought up to date (the map is derived from the ledger). A map that could
+// not be updated does not undo the import: it is returned as a warning.
+func ImportInto(o ImportOptions, r io.Reader) (res *ImportResult, warning error, err error) {
+	ws := o.Workspace
+	if ws == "" {
+		ws = "."
+	}
+	ledger := o.Ledger
+	if ledger == "" {
+		ledger = filepath.Join(ws, ".orchestration", orchestration.LedgerName)
+	}
+	if res, err = Import(ledger, r); err != nil {
+		return nil, nil, err
+	}
+	if res.Appended > 0 && o.Ledger == "" {
+		orch := filepath.Join(ws, ".orchestration")
+		set, err := orchestration.LoadIntents(filepath.Join(orch, "active_intents.yaml"))
+		if err == nil {
+			err = orchestration.UpdateIntentMap(orch, set.Intents, nil, nil)
+		}
+		if err != nil {
+			warning = fmt.Errorf("intent map not updated: %w", err)
+		}
+	}
+	return res, warning, nil
 }

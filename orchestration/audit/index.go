@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -88,6 +90,8 @@ type Index struct {
 	// Built says how the index was brought up to date by OpenIndex:
 	// "current", "extended" or "rebuilt".
 	Built string
+
+	chunkSize int // bytes per chunk read (0: the default; tests cut smaller)
 }
 
 // indexDir is where the index of the ledger at path lives.
@@ -303,96 +307,6 @@ type segBuilder struct {
 	ids       []byte // idEntry each
 	post      map[string][]uint32
 	ranges    []byte // rangeEntry each
-	touched   map[string]*touch
-	keys      []string // scratch for add
-}
-
-// touch is the latest change of a path in a segment, for snapshots.
-type touch struct {
-	after    string
-	mutation string
-}
-
-func (b *segBuilder) add(l *Line) {
-	rel := uint32(l.No - b.firstLine)
-	var flags uint32
-	var ts int64
-	rec := l.Rec
-	if rec != nil {
-		flags |= flagParsed
-		ts = rec.Timestamp.UnixNano()
-		if id, err := uuid.Parse(rec.ID); err == nil {
-			b.ids = append(b.ids, id[:]...)
-			b.ids = binary.LittleEndian.AppendUint32(b.ids, rel)
-		}
-		// A record has a handful of keys: a slice, deduplicated by a scan,
-		// costs far less than a map per line.
-		keys := b.keys[:0]
-		add := func(k string) {
-			for _, have := range keys {
-				if have == k {
-					return
-				}
-			}
-			keys = append(keys, k)
-		}
-		change := isChange(rec)
-		if intent := rec.Intent(); intent != "" {
-			add(keyIntent + intent)
-		}
-		if m := rec.Meta; m != nil {
-			if m.Session != "" {
-				add(keySession + m.Session)
-			}
-			if m.Tool != "" {
-				add(keyTool + m.Tool)
-			}
-			switch {
-			case m.Decision == orchestration.DecisionDeny || m.Mutation == orchestration.MutationDenial:
-				flags |= flagDenial
-				add(keyDenial)
-				if code := denialCode(m.Denial); code != "" {
-					add(keyDenial + code)
-				}
-			case m.Decision == orchestration.DecisionViolation || m.Mutation == orchestration.MutationViolation:
-				flags |= flagViolate
-				add(keyViolate)
-			}
-		}
-		if change {
-			flags |= flagChange
-			add(keyChange)
-		}
-		for _, f := range rec.Files {
-			add(keyPath + f.Path)
-			for _, c := range f.Conversations {
-				if c.Contributor != nil && c.Contributor.ModelID != "" {
-					add(keyModel + c.Contributor.ModelID)
-				}
-				if !change {
-					continue
-				}
-				for _, r := range c.Ranges {
-					if h8, ok := hashPrefix(r.ContentHash); ok {
-						b.ranges = binary.LittleEndian.AppendUint64(b.ranges, h8)
-						b.ranges = binary.LittleEndian.AppendUint32(b.ranges, rel)
-						b.ranges = binary.LittleEndian.AppendUint32(b.ranges, uint32(r.EndLine-r.StartLine+1))
-					}
-				}
-			}
-			if change && rec.Meta != nil {
-				b.touched[f.Path] = &touch{after: rec.Meta.AfterSHA256, mutation: rec.Meta.Mutation}
-			}
-		}
-		for _, k := range keys {
-			b.post[k] = append(b.post[k], rel)
-		}
-		b.keys = keys
-	}
-	b.lines = binary.LittleEndian.AppendUint64(b.lines, uint64(l.Off))
-	b.lines = binary.LittleEndian.AppendUint32(b.lines, uint32(len(l.Full)))
-	b.lines = binary.LittleEndian.AppendUint32(b.lines, flags)
-	b.lines = binary.LittleEndian.AppendUint64(b.lines, uint64(ts))
 }
 
 // hashPrefix is the first 8 bytes of a "sha256:<hex>" content hash.
@@ -421,66 +335,21 @@ func denialCode(d json.RawMessage) string {
 	return v.Error
 }
 
-// build indexes the complete ledger lines from byte from (line firstLine) up
-// to byte to (0: the end) into a new segment file; nil when there are none.
-func (ix *Index) build(firstLine int, from, to int64) (*segmentRef, string, error) {
-	b := &segBuilder{firstLine: firstLine, firstOff: from, post: map[string][]uint32{}, touched: map[string]*touch{}}
-	var end int64 = from
-	var last []byte
-	n := 0
-	err := Scan(ix.ledger, ScanOptions{Parse: true, NoSum: true, From: from, FirstLine: firstLine, To: to}, func(l *Line) error {
-		if !l.Complete {
-			return nil // a torn tail or an append in progress: next time
-		}
-		b.add(l)
-		end = l.Off + int64(len(l.Full))
-		last = l.Raw
-		n++
-		return nil
-	})
-	if err != nil {
-		return nil, "", fmt.Errorf("index: %w", err)
-	}
-	if n == 0 {
-		return nil, "", nil
-	}
-	data := b.encode(n)
-	tmp, err := os.CreateTemp(ix.dir, fmt.Sprintf("seg-%09d-*.bin", firstLine))
-	if err != nil {
-		return nil, "", noIndex(err)
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return nil, "", noIndex(err)
-	}
-	ix.snapshotTouched(b.touched)
-	return &segmentRef{Name: filepath.Base(tmp.Name()), FirstLine: firstLine, Lines: n, FirstOff: from, Bytes: end - from},
-		orchestration.LineLink(last), nil
-}
-
-func (b *segBuilder) encode(n int) []byte {
+func (b *segBuilder) encode(n int) [][]byte {
 	// ids and ranges sorted for binary search; keys sorted by name.
-	sortEntries(b.ids, idEntry, func(x, y []byte) int { return bytes.Compare(x[:16], y[:16]) })
-	sortEntries(b.ranges, rangeEntry, func(x, y []byte) int {
-		a, c := binary.LittleEndian.Uint64(x), binary.LittleEndian.Uint64(y)
-		switch {
-		case a < c:
-			return -1
-		case a > c:
-			return 1
-		}
-		return 0
-	})
+	sortIDs(b.ids)
+	sortRanges(b.ranges)
 	keys := make([]string, 0, len(b.post))
-	for k := range b.post {
+	posts, blob := 0, 0
+	for k, p := range b.post {
 		keys = append(keys, k)
+		posts += len(p)
+		blob += len(k)
 	}
 	sort.Strings(keys)
-	var keyTab, keyBlob, postTab []byte
+	keyTab := make([]byte, 0, keyEntry*len(keys))
+	keyBlob := make([]byte, 0, blob)
+	postTab := make([]byte, 0, 4*posts)
 	for _, k := range keys {
 		p := b.post[k]
 		keyTab = binary.LittleEndian.AppendUint32(keyTab, uint32(len(keyBlob)))
@@ -499,31 +368,62 @@ func (b *segBuilder) encode(n int) []byte {
 	}
 	h = binary.LittleEndian.AppendUint64(h, uint64(b.firstOff))
 	off := uint64(segHeader)
-	for _, sec := range [][]byte{b.lines, b.ids, keyTab, keyBlob, postTab, b.ranges} {
+	sections := [][]byte{b.lines, b.ids, keyTab, keyBlob, postTab, b.ranges}
+	for _, sec := range sections {
 		h = binary.LittleEndian.AppendUint64(h, off)
 		off += uint64(len(sec))
 	}
-	out := make([]byte, 0, off)
-	out = append(out, h...)
-	for _, sec := range [][]byte{b.lines, b.ids, keyTab, keyBlob, postTab, b.ranges} {
-		out = append(out, sec...)
-	}
-	return out
+	// The file is the header and the sections in order, written as they
+	// are (no copy of the whole).
+	return append([][]byte{h}, sections...)
 }
 
-// sortEntries sorts fixed-size entries in place.
-func sortEntries(b []byte, size int, cmp func(x, y []byte) int) {
-	n := len(b) / size
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
+// sortIDs sorts id entries by id. Record ids are UUIDv7, mostly in time
+// order already, which the sort finds quickly.
+func sortIDs(b []byte) {
+	type ent struct {
+		id  [16]byte
+		rel uint32
 	}
-	sort.Slice(idx, func(i, j int) bool { return cmp(b[idx[i]*size:], b[idx[j]*size:]) < 0 })
-	sorted := make([]byte, len(b))
-	for i, k := range idx {
-		copy(sorted[i*size:], b[k*size:k*size+size])
+	es := make([]ent, len(b)/idEntry)
+	for i := range es {
+		copy(es[i].id[:], b[i*idEntry:])
+		es[i].rel = binary.LittleEndian.Uint32(b[i*idEntry+16:])
 	}
-	copy(b, sorted)
+	slices.SortFunc(es, func(x, y ent) int { return bytes.Compare(x.id[:], y.id[:]) })
+	for i, e := range es {
+		copy(b[i*idEntry:], e.id[:])
+		binary.LittleEndian.PutUint32(b[i*idEntry+16:], e.rel)
+	}
+}
+
+// sortRanges sorts range entries by their hash prefix, then line: equal
+// prefixes stay in ledger order.
+func sortRanges(b []byte) {
+	type ent struct {
+		h8      uint64
+		rel, ln uint32
+	}
+	es := make([]ent, len(b)/rangeEntry)
+	for i := range es {
+		e := b[i*rangeEntry:]
+		es[i] = ent{binary.LittleEndian.Uint64(e), binary.LittleEndian.Uint32(e[8:]), binary.LittleEndian.Uint32(e[12:])}
+	}
+	slices.SortFunc(es, func(x, y ent) int {
+		if c := cmp.Compare(x.h8, y.h8); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.rel, y.rel); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ln, y.ln)
+	})
+	for i, e := range es {
+		o := b[i*rangeEntry:]
+		binary.LittleEndian.PutUint64(o, e.h8)
+		binary.LittleEndian.PutUint32(o[8:], e.rel)
+		binary.LittleEndian.PutUint32(o[12:], e.ln)
+	}
 }
 
 // segment is an open segment file. The key table is read whole; the rest is

@@ -13,10 +13,12 @@ import (
 
 // Snapshots: the ledger holds a hash per recorded range, not per line, so on
 // its own it cannot say which lines of a many-line range survive a later
-// edit. Whenever intentgate sees a file whose bytes hash to a record's
-// after_sha256 (when the index is updated, when blame runs, or at trace time
-// through Capture), it keeps that content's line fingerprints under
-// snap/<sha256 of the content>. A snapshot is checked against the ledger where
+// edit. Whenever intentgate has in hand a file's bytes that hash to a
+// record's after_sha256 (at trace time through Capture, from the content the
+// change wrote; when blame reads the file it blames), it keeps that
+// content's line fingerprints under snap/<sha256 of the content>. Nothing
+// reads a file again only to snapshot it (building the index reads no file
+// of the workspace). A snapshot is checked against the ledger where
 // the ledger can check it (blame re-hashes recorded ranges that are still
 // whole), is local, and is never needed: without it blame falls back on what
 // the ledger alone proves.
@@ -101,32 +103,6 @@ func writeSnapshotHashed(indexDir, sha string, content []byte) error {
 		b = binary.LittleEndian.AppendUint64(b, f)
 	}
 	return writeAtomic(p, b)
-}
-
-// snapshotTouched snapshots each touched file that still holds what its
-// latest record left.
-func (ix *Index) snapshotTouched(touched map[string]*touch) {
-	if ix.workspace == "" || len(touched) == 0 {
-		return
-	}
-	root, err := os.OpenRoot(ix.workspace)
-	if err != nil {
-		return
-	}
-	defer root.Close()
-	for p, t := range touched {
-		if t.mutation == orchestration.MutationDelete || !validSHA(t.after) {
-			continue
-		}
-		if _, err := os.Stat(snapPath(ix.dir, t.after)); err == nil {
-			continue
-		}
-		content, err := readRooted(root, p)
-		if err != nil || sha256Hex(content) != t.after {
-			continue
-		}
-		writeSnapshot(ix.dir, t.after, content) // best effort: a cache
-	}
 }
 
 // Capture snapshots files as records of their changes are appended, so that

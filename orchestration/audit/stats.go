@@ -1,6 +1,11 @@
 package audit
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
 	"sort"
 
 	"github.com/intentgate/intentgate/orchestration"
@@ -71,30 +76,332 @@ func (t statTable) rows() []StatRow {
 	return out
 }
 
-// ComputeStats reads the whole ledger once. Records without an intent, model
-// or tool are counted under "".
-func ComputeStats(ledger string, progress func(read int64)) (*Stats, error) {
-	s := &Stats{}
-	intents, models, tools := statTable{}, statTable{}, statTable{}
-	err := Scan(ledger, ScanOptions{Parse: true, NoSum: true, Progress: progress}, func(l *Line) error {
-		if !l.Complete {
-			return nil
+// statRec is what a row counts of one record.
+type statRec struct {
+	denial    bool
+	code      []byte // the denial's code, when a denial
+	violation bool
+	files     []statFile
+}
+
+type statFile struct {
+	path  []byte
+	lines int
+}
+
+// statAcc is a table one stats worker fills: rows by key, each row's files
+// as a set of the worker's path numbers.
+type statAcc struct {
+	rows map[string]*statAccRow
+	last *statAccRow // the row of the last record: records come in runs
+}
+
+type statAccRow struct {
+	StatRow
+	files []uint64 // bit n: path n
+}
+
+func newStatAcc() *statAcc { return &statAcc{rows: map[string]*statAccRow{}} }
+
+// add counts a record read in place: no string is made unless the row or
+// the code is new.
+func (t *statAcc) add(key []byte, e *statRec, pathNo []int32) {
+	r := t.last
+	if r == nil || r.Key != string(key) {
+		if r = t.rows[string(key)]; r == nil {
+			r = &statAccRow{StatRow: StatRow{Key: string(key), DenialCodes: map[string]int{}}}
+			t.rows[r.Key] = r
 		}
-		s.Lines++
-		if l.Rec == nil {
-			s.Unparsable++
-			return nil
+		t.last = r
+	}
+	r.Records++
+	if e.denial {
+		r.Denials++
+		code := e.code
+		if len(code) == 0 {
+			code = []byte("(none)")
 		}
-		s.Records++
-		e := EntryOf(l.No, l.Rec)
-		intents.add(e.Intent, &e)
-		models.add(e.Model, &e)
-		tools.add(e.Tool, &e)
-		return nil
+		if _, ok := r.DenialCodes[string(code)]; ok {
+			r.DenialCodes[string(code)]++
+		} else {
+			r.DenialCodes[string(code)] = 1
+		}
+		return
+	}
+	if e.violation {
+		r.Violations++
+	}
+	r.Changes++
+	for i, f := range e.files {
+		r.LinesAdded += f.lines
+		n := pathNo[i]
+		for int(n/64) >= len(r.files) {
+			r.files = append(r.files, 0)
+		}
+		r.files[n/64] |= 1 << (n % 64)
+	}
+}
+
+// mergeInto adds the rows of t to a table of whole rows; names are the
+// worker's paths by number.
+func (t *statAcc) mergeInto(out statTable, names []string) {
+	for k, x := range t.rows {
+		r := out[k]
+		if r == nil {
+			r = &StatRow{Key: k, files: map[string]bool{}, DenialCodes: map[string]int{}}
+			out[k] = r
+		}
+		r.Records += x.Records
+		r.Changes += x.Changes
+		r.LinesAdded += x.LinesAdded
+		r.Violations += x.Violations
+		r.Denials += x.Denials
+		for c, n := range x.DenialCodes {
+			r.DenialCodes[c] += n
+		}
+		for w, bits := range x.files {
+			for b := 0; bits != 0; b++ {
+				if bits&1 != 0 {
+					r.files[names[w*64+b]] = true
+				}
+				bits >>= 1
+			}
+		}
+	}
+}
+
+// statWorker counts the lines of the chunks one worker reads.
+type statWorker struct {
+	view                   orchestration.CanonView
+	lines, records, unpars int
+	intents, models, tools *statAcc
+	rec                    statRec
+	paths                  map[string]int32 // path -> its number
+	names                  []string
+	pathNo                 []int32
+}
+
+func (w *statWorker) chunk(c *lineChunk) {
+	c.eachLine(func(_ int, _, raw []byte) {
+		w.lines++
+		if !w.line(raw) {
+			w.unpars++
+			return
+		}
+		w.records++
 	})
+}
+
+// count adds the record in w.rec to the three tables.
+func (w *statWorker) count(intent, model, tool []byte) {
+	w.pathNo = w.pathNo[:0]
+	for _, f := range w.rec.files {
+		n, ok := w.paths[string(f.path)]
+		if !ok {
+			n = int32(len(w.names))
+			w.names = append(w.names, string(f.path))
+			w.paths[w.names[n]] = n
+		}
+		w.pathNo = append(w.pathNo, n)
+	}
+	w.intents.add(intent, &w.rec, w.pathNo)
+	w.models.add(model, &w.rec, w.pathNo)
+	w.tools.add(tool, &w.rec, w.pathNo)
+}
+
+// line counts one line, reporting whether it is a record. A line of
+// intentgate's writer is read in place; any other goes through ParseRecord
+// and EntryOf, as the report and the log read it.
+func (w *statWorker) line(raw []byte) bool {
+	v := &w.view
+	e := &w.rec
+	e.files = e.files[:0]
+	if v.Read(raw) && v.HasMeta {
+		e.denial = string(v.Decision) == orchestration.DecisionDeny || string(v.Mutation) == orchestration.MutationDenial
+		e.violation = string(v.Decision) == orchestration.DecisionViolation || string(v.Mutation) == orchestration.MutationViolation
+		e.code = nil
+		if e.denial && len(v.Denial) > 0 {
+			e.code = denialCodeOf(v.Denial)
+		}
+		var model []byte
+		for _, f := range v.Files {
+			sf := statFile{path: f.Path}
+			for _, c := range v.Convs[f.ConvFrom:f.ConvTo] {
+				if model == nil && c.HasContributor && len(c.ModelID) > 0 {
+					model = c.ModelID
+				}
+				for _, r := range v.Ranges[c.RangeFrom:c.RangeTo] {
+					sf.lines += r.EndLine - r.StartLine + 1
+				}
+			}
+			e.files = append(e.files, sf)
+		}
+		w.count(v.Intent, model, v.Tool)
+		return true
+	}
+	// Another writer's line (or one of ours without metadata, whose
+	// intent comes from its related resources).
+	rec, err := orchestration.ParseRecord(raw)
+	if err != nil {
+		return false
+	}
+	en := EntryOf(0, rec)
+	e.denial = en.IsDenial()
+	e.violation = en.Decision == orchestration.DecisionViolation || en.Mutation == orchestration.MutationViolation
+	e.code = []byte(en.Denial)
+	for _, f := range en.Files {
+		e.files = append(e.files, statFile{path: []byte(f.Path), lines: f.Lines})
+	}
+	w.count([]byte(en.Intent), []byte(en.Model), []byte(en.Tool))
+	return true
+}
+
+// denialCodeOf is the code EntryOf finds in a denial (its "error" string):
+// read in place when every member of the object is a plain ASCII string,
+// as the denials intentgate writes are; by encoding/json otherwise.
+func denialCodeOf(d []byte) []byte {
+	if code, ok := plainDenialCode(d); ok {
+		return code
+	}
+	var v struct {
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(d, &v) != nil {
+		return nil
+	}
+	return []byte(v.Error)
+}
+
+// plainDenialCode reads a compact object whose members are all strings of
+// printable ASCII without escapes. encoding/json matches keys to fields
+// without regard to case, and the last match wins: so does this.
+func plainDenialCode(d []byte) ([]byte, bool) {
+	if len(d) < 2 || d[0] != '{' || d[len(d)-1] != '}' {
+		return nil, false
+	}
+	var code []byte
+	i := 1
+	if d[i] == '}' {
+		return nil, i == len(d)-1
+	}
+	str := func() ([]byte, bool) {
+		if i >= len(d) || d[i] != '"' {
+			return nil, false
+		}
+		start := i + 1
+		for j := start; j < len(d); j++ {
+			switch c := d[j]; {
+			case c == '"':
+				i = j + 1
+				return d[start:j], true
+			case c < 0x20 || c >= 0x7f || c == '\\':
+				return nil, false
+			}
+		}
+		return nil, false
+	}
+	for {
+		k, ok := str()
+		if !ok || i >= len(d) || d[i] != ':' {
+			return nil, false
+		}
+		i++
+		val, ok := str()
+		if !ok {
+			return nil, false
+		}
+		if bytes.EqualFold(k, []byte("error")) {
+			code = val
+		}
+		if i >= len(d) {
+			return nil, false
+		}
+		switch d[i] {
+		case ',':
+			i++
+		case '}':
+			return code, i == len(d)-1
+		default:
+			return nil, false
+		}
+	}
+}
+
+// ComputeStats reads the whole ledger once, on several goroutines, each
+// counting the chunks it reads into tables of its own, merged at the end.
+// Records without an intent, model or tool are counted under "".
+func ComputeStats(ledger string, progress func(read int64)) (*Stats, error) {
+	workers := runtime.GOMAXPROCS(0)
+	ws := make([]statWorker, workers)
+	for i := range ws {
+		ws[i] = statWorker{intents: newStatAcc(), models: newStatAcc(), tools: newStatAcc(), paths: map[string]int32{}}
+	}
+	err := runChunks(ledger, chunkOptions{workers: workers, progress: progress},
+		func(w int, c *lineChunk) struct{} { ws[w].chunk(c); return struct{}{} },
+		func(*lineChunk, struct{}) error { return nil })
 	if err != nil {
 		return nil, err
 	}
+	s := &Stats{}
+	intents, models, tools := statTable{}, statTable{}, statTable{}
+	for i := range ws {
+		w := &ws[i]
+		s.Lines += w.lines
+		s.Records += w.records
+		s.Unparsable += w.unpars
+		w.intents.mergeInto(intents, w.names)
+		w.models.mergeInto(models, w.names)
+		w.tools.mergeInto(tools, w.names)
+	}
 	s.ByIntent, s.ByModel, s.ByTool = intents.rows(), models.rows(), tools.rows()
 	return s, nil
+}
+
+// StatsReport is what `trace stats` shows: the ledger counted per intent,
+// model and tool, and the tool usage the workspace's sessions recorded
+// (every call, reads included; the ledger holds only changes and
+// refusals). New sections are new fields: the JSON of the ones here stays.
+type StatsReport struct {
+	*Stats
+	Sessions  int                       `json:"sessions"`
+	ToolUsage orchestration.UsageReport `json:"tool_usage"`
+}
+
+// StatsOptions says which ledger and sessions StatsFor reads.
+type StatsOptions struct {
+	Workspace string // "" means "."
+	Ledger    string // "" means Workspace/.orchestration/agent_trace.jsonl
+	// Progress, if set, is called now and then with the bytes read and
+	// the ledger's size.
+	Progress func(read, total int64)
+}
+
+// StatsFor counts the ledger and sums the sessions' tool usage.
+func StatsFor(o StatsOptions) (*StatsReport, error) {
+	ws := o.Workspace
+	if ws == "" {
+		ws = "."
+	}
+	ledger := o.Ledger
+	if ledger == "" {
+		ledger = filepath.Join(ws, ".orchestration", orchestration.LedgerName)
+	}
+	var progress func(int64)
+	if o.Progress != nil {
+		var total int64
+		if fi, err := os.Stat(ledger); err == nil {
+			total = fi.Size()
+		}
+		progress = func(n int64) { o.Progress(n, total) }
+	}
+	s, err := ComputeStats(ledger, progress)
+	if err != nil {
+		return nil, err
+	}
+	usage, sessions, err := orchestration.SumUsage(filepath.Join(ws, ".orchestration", "sessions"))
+	if err != nil {
+		return nil, err
+	}
+	return &StatsReport{Stats: s, Sessions: sessions, ToolUsage: orchestration.AnalyzeUsage(usage)}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"time"
 
@@ -213,9 +214,12 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 		cps = append(cps, more...)
 	}
 	cv := newCheckpointVerifier(cps)
-	chain := orchestration.NewChainVerifier()
+	chain := newFastChain()
 	var invalid []Finding
-	latest := map[string]*driftSource{}
+	var latest map[string]*driftRef2
+	if !o.NoDrift {
+		latest = map[string]*driftRef2{}
+	}
 	if o.wantSums {
 		rep.sumsFrom = o.sumsFrom
 	}
@@ -225,49 +229,84 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 	if o.Progress != nil {
 		progress = func(read int64) { o.Progress(read, total) }
 	}
-	err = Scan(path, ScanOptions{Schema: true, Progress: progress, Workers: o.Workers}, func(l *Line) error {
-		if !l.Complete {
-			chain.Torn(len(l.Raw))
-			return nil
-		}
-		rep.Bytes += int64(len(l.Full))
-		cv.line(l)
-		if o.wantSums {
-			fullHash.Write(l.Full)
-			if l.No > o.sumsFrom {
-				rep.sums = append(rep.sums, l.Sum)
+	if _, err := compiledSchema(); err != nil {
+		return nil, err
+	}
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ws2 := make([]verifyWorker, workers)
+	for i := range ws2 {
+		ws2[i] = verifyWorker{drift: !o.NoDrift, recs: o.each != nil}
+	}
+	var lastSum [32]byte
+	err = runChunks(path, chunkOptions{workers: workers, keep: o.each != nil, progress: progress},
+		func(w int, c *lineChunk) *verifyChunk { return ws2[w].chunk(c) },
+		func(c *lineChunk, vc *verifyChunk) error {
+			base := chain.rep.Lines
+			rep.Bytes += int64(len(c.data))
+			if o.wantSums {
+				fullHash.Write(c.data)
 			}
-			rep.lastLink = orchestration.LineLink(l.Raw)
-		}
-		chain.Add(l.Sum, l.Rec, l.ParseErr)
-		if l.Rec == nil {
-			return nil
-		}
-		if l.SchemaErr != nil {
-			invalid = append(invalid, Finding{Line: l.No, Fault: FaultInvalid, Detail: l.SchemaErr.Error()})
-		}
-		if l.Seed {
-			rep.SeedRecords++
-		}
-		if !o.NoDrift {
-			driftNote(latest, l.No, l.Rec)
-		}
-		if l.Rec.Meta != nil && l.Rec.Meta.Recovered != "" {
-			p := ""
-			if len(l.Rec.Files) > 0 {
-				p = l.Rec.Files[0].Path
+			ni := 0
+			for k := range vc.lines {
+				l := &vc.lines[k]
+				no := base + k + 1
+				end := len(c.data)
+				if k+1 < len(vc.at) {
+					end = int(vc.at[k+1])
+				}
+				full := c.data[vc.at[k]:end]
+				raw := trimCR(full[:len(full)-1])
+				cv.line(l.sum, full)
+				if o.wantSums && no > o.sumsFrom {
+					rep.sums = append(rep.sums, l.sum)
+				}
+				var parseErr, badPrev string
+				for ; ni < len(vc.notes) && vc.notes[ni].k == k; ni++ {
+					n := vc.notes[ni]
+					switch n.kind {
+					case noteParseErr:
+						parseErr = n.text
+					case noteBadPrev:
+						badPrev = n.text
+					case noteInvalid:
+						invalid = append(invalid, Finding{Line: no, Fault: FaultInvalid, Detail: n.text})
+					case noteRecovered:
+						rep.Recovered = append(rep.Recovered, Finding{Line: no, Kind: "recovered", Fault: "unrecorded", Detail: n.text})
+					}
+				}
+				chain.add(l, raw, parseErr, badPrev)
+				if l.flags&chainSeed != 0 {
+					rep.SeedRecords++
+				}
+				if o.each != nil && vc.recs[k] != nil {
+					o.each(&Line{No: no, Off: c.off + int64(vc.at[k]), Full: full, Raw: raw, Sum: l.sum, Complete: true, Rec: vc.recs[k]})
+				}
+				lastSum = l.sum
 			}
-			rep.Recovered = append(rep.Recovered, Finding{Line: l.No, Kind: "recovered", Fault: "unrecorded", Detail: p + ": " + l.Rec.Meta.Recovered})
-		}
-		if o.each != nil {
-			o.each(l)
-		}
-		return nil
-	})
+			for _, d := range vc.drift {
+				no := base + d.k + 1
+				off := c.off + int64(vc.at[d.k])
+				if r := latest[string(d.path)]; r != nil {
+					r.line, r.off = no, off
+				} else {
+					latest[string(d.path)] = &driftRef2{line: no, off: off}
+				}
+			}
+			if c.torn != nil {
+				chain.torn(len(c.torn))
+			}
+			return nil
+		})
 	if err != nil {
 		return nil, err
 	}
-	cr := chain.Report()
+	if o.wantSums && chain.rep.Lines > 0 {
+		rep.lastLink = lastLink(lastSum)
+	}
+	cr := chain.report()
 	rep.Lines, rep.Records, rep.TornTail, rep.Heads = cr.Lines, cr.Records, cr.TornTail, cr.Heads
 	for _, f := range cr.Forks {
 		rep.Forks = append(rep.Forks, Fork{Line: f.Line, Parent: f.Parent})
@@ -332,7 +371,11 @@ func Verify(o VerifyOptions) (*VerifyReport, error) {
 	rep.Intact = rep.FirstBad == nil && len(rep.Unrecorded) == 0
 
 	if !o.NoDrift {
-		rep.Drift = computeDrift(ws, latest)
+		sources, err := driftSources(path, latest, chain)
+		if err != nil {
+			return nil, err
+		}
+		rep.Drift = computeDrift(ws, sources)
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
@@ -389,16 +432,16 @@ func newCheckpointVerifier(cps []*Checkpoint) *checkpointVerifier {
 	return v
 }
 
-func (v *checkpointVerifier) line(l *Line) {
+func (v *checkpointVerifier) line(sum [32]byte, full []byte) {
 	v.lines++
 	if v.lines <= v.keep {
-		v.sums = append(v.sums, l.Sum)
+		v.sums = append(v.sums, sum)
 	}
 	if v.end >= v.limit {
 		return
 	}
-	v.h.Write(l.Full)
-	v.end += int64(len(l.Full))
+	v.h.Write(full)
+	v.end += int64(len(full))
 	for v.next < len(v.cps) && v.cps[v.next].Bytes <= v.end {
 		c := v.cps[v.next]
 		v.next++
@@ -500,16 +543,66 @@ type driftSource struct {
 	ranges   []orchestration.Range
 }
 
-func driftNote(latest map[string]*driftSource, line int, rec *orchestration.Record) {
-	if !isChange(rec) {
-		return
+// driftRef2 is where the latest change record of a path is.
+type driftRef2 struct {
+	line int
+	off  int64
+}
+
+// driftSources reads again, by offset, the latest change record of each
+// path (checked against the hash the chain kept of its line): one record a
+// file instead of one a line.
+func driftSources(path string, latest map[string]*driftRef2, chain *fastChain) (map[string]*driftSource, error) {
+	out := make(map[string]*driftSource, len(latest))
+	if len(latest) == 0 {
+		return out, nil
 	}
-	for _, f := range rec.Files {
-		d := &driftSource{line: line, id: rec.ID, mutation: rec.Meta.Mutation, after: rec.Meta.AfterSHA256}
-		for _, c := range f.Conversations {
-			d.ranges = append(d.ranges, c.Ranges...)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	defer f.Close()
+	for p, r := range latest {
+		raw, ok := lineAt(f, r.off)
+		if !ok || sha256.Sum256(raw) != chain.LineSum(r.line) {
+			return nil, fmt.Errorf("ledger: %s changed while it was verified (line %d is no longer what was read); run verify again", path, r.line)
 		}
-		latest[f.Path] = d
+		rec, ok := orchestration.ParseCanonical(raw)
+		if !ok {
+			if rec, err = orchestration.ParseRecord(raw); err != nil {
+				return nil, fmt.Errorf("ledger: %s changed while it was verified (line %d: %v); run verify again", path, r.line, err)
+			}
+		}
+		for _, fl := range rec.Files {
+			if fl.Path != p {
+				continue
+			}
+			d := &driftSource{line: r.line, id: rec.ID}
+			if rec.Meta != nil {
+				d.mutation, d.after = rec.Meta.Mutation, rec.Meta.AfterSHA256
+			}
+			for _, c := range fl.Conversations {
+				d.ranges = append(d.ranges, c.Ranges...)
+			}
+			out[p] = d
+		}
+	}
+	return out, nil
+}
+
+// lineAt reads the line that starts at off, without its newline.
+func lineAt(f *os.File, off int64) ([]byte, bool) {
+	buf := make([]byte, 4096)
+	var line []byte
+	for {
+		n, err := f.ReadAt(buf, off+int64(len(line)))
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return trimCR(append(line, buf[:i]...)), true
+		}
+		line = append(line, buf[:n]...)
+		if err != nil {
+			return nil, false
+		}
 	}
 }
 

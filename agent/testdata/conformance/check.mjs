@@ -6,7 +6,7 @@
 //
 // INPUT: {"messages":[ClineMessage...], "tokenUsage":{...},
 //         "toolUsage":{...}, "commandStatuses":[CommandExecutionStatus...],
-//         "lists":{"clineAsks":[...], ...}}
+//         "lists":{"clineAsks":[...], ...}, "referenceTools":["read_file", ...]}
 // Exit status 0 when everything conforms; otherwise each problem is printed.
 import { readFileSync } from "node:fs"
 import * as types from "@roo-code/types"
@@ -45,6 +45,11 @@ for (const name of ["clineAsks", "clineSays", "idleAsks", "interactiveAsks", "re
 // 1.63.0 has no nonBlockingAsks; later versions define it. Compare when present.
 if (types.nonBlockingAsks !== undefined && !same(lists.nonBlockingAsks, [...types.nonBlockingAsks])) {
   problems.push(`nonBlockingAsks: Go has ${JSON.stringify(lists.nonBlockingAsks)}, the package has ${JSON.stringify(types.nonBlockingAsks)}`)
+}
+// Every catalog tool reported as the reference's is one of the package's
+// toolNames (the keys toolUsageSchema accepts).
+for (const name of input.referenceTools ?? []) {
+  if (!types.toolNames.includes(name)) problems.push(`referenceTools: ${name} is not one of the package's toolNames`)
 }
 // The category functions agree with the Go categories for every ask.
 for (const ask of types.clineAsks) {

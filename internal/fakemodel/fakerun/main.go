@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/intentgate/intentgate/cmd/intentgate/internal/fakemodel"
+	"github.com/intentgate/intentgate/internal/fakemodel"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-package daemon
+package peer
 
 import (
 	"net"
@@ -28,9 +28,9 @@ func TestTCPPeerUID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		uid, ok := tcpPeerUID(s.RemoteAddr().(*net.TCPAddr), s.LocalAddr().(*net.TCPAddr))
+		uid, _, ok := TCP(s.RemoteAddr().(*net.TCPAddr), s.LocalAddr().(*net.TCPAddr))
 		if !ok || uid != os.Geteuid() {
-			t.Errorf("%s: tcpPeerUID = %d, %v; want %d, true", addr, uid, ok, os.Geteuid())
+			t.Errorf("%s: TCP = %d, %v; want %d, true", addr, uid, ok, os.Geteuid())
 		}
 		// A port nothing uses: no such connection.
 		free, err := net.Listen("tcp", addr)
@@ -40,8 +40,8 @@ func TestTCPPeerUID(t *testing.T) {
 		bogus := *s.RemoteAddr().(*net.TCPAddr)
 		bogus.Port = free.Addr().(*net.TCPAddr).Port
 		free.Close()
-		if uid, ok := tcpPeerUID(&bogus, s.LocalAddr().(*net.TCPAddr)); ok {
-			t.Errorf("%s: tcpPeerUID of no connection = %d, true; want false", addr, uid)
+		if uid, _, ok := TCP(&bogus, s.LocalAddr().(*net.TCPAddr)); ok {
+			t.Errorf("%s: TCP of no connection = %d, true; want false", addr, uid)
 		}
 		c.Close()
 		s.Close()

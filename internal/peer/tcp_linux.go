@@ -1,78 +1,22 @@
 //go:build linux
 
-package daemon
+package peer
 
 import (
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"net"
-	"os"
 
 	"golang.org/x/sys/unix"
 )
 
-const isWindows = false
+// CanTellTCP: the kernel's socket table says who owns a TCP client.
+const CanTellTCP = true
 
-// CanVerifyPeer: the kernel says who listens on a socket.
-const CanVerifyPeer = true
-
-// verifyPeer checks, through the kernel's record of who listens on the
-// socket, that it is this user running this executable.
-func verifyPeer(c net.Conn) error {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return errors.New("not a unix socket")
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return err
-	}
-	if cerr != nil {
-		return cerr
-	}
-	if int(cred.Uid) != os.Geteuid() {
-		return fmt.Errorf("the socket's process runs as uid %d", cred.Uid)
-	}
-	return sameExecutable(fmt.Sprintf("/proc/%d/exe", cred.Pid), "/proc/self/exe")
-}
-
-func sameExecutable(peer, self string) error {
-	pf, err := os.Stat(peer)
-	if err != nil {
-		return err
-	}
-	sf, err := os.Stat(self)
-	if err != nil {
-		return err
-	}
-	if !os.SameFile(pf, sf) {
-		return errors.New("the socket's process runs another executable")
-	}
-	return nil
-}
-
-// canTellTCPPeer: the kernel's socket table says who owns a TCP client.
-const canTellTCPPeer = true
-
-// tcpPeerUID asks the kernel (sock_diag over netlink, as ss(8) does) which
-// user owns the client end of a TCP connection; ok is false if it cannot
-// tell.
-func tcpPeerUID(client, server *net.TCPAddr) (uid int, ok bool) {
-	uid, _, ok = tcpPeer(client, server)
-	return uid, ok
-}
-
-// tcpPeer is tcpPeerUID with the inode of the client's socket (0 when no
-// process holds it any more).
-func tcpPeer(client, server *net.TCPAddr) (uid int, ino uint64, ok bool) {
+// TCP asks the kernel (sock_diag over netlink, as ss(8) does) which user
+// owns the client end of a loopback TCP connection, and the inode of the
+// client's socket (0 when no process holds it any more); ok is false if it
+// cannot tell.
+func TCP(client, server *net.TCPAddr) (uid int, ino uint64, ok bool) {
 	family, src, dst := unix.AF_INET, client.IP.To4(), server.IP.To4()
 	if src == nil || dst == nil {
 		family, src, dst = unix.AF_INET6, client.IP.To16(), server.IP.To16()

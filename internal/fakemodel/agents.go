@@ -1,12 +1,3 @@
-// Package fakemodel is a scripted stand-in for the model APIs coding agents
-// talk to, so that a real agent can be driven end to end on loopback without
-// a model: Anthropic Messages (Claude Code), Gemini generateContent and
-// streamGenerateContent (Gemini CLI), OpenAI Responses (Codex) and OpenAI
-// Chat Completions (Cline). Each request of the agent's main loop (one that
-// offers tools) gets the next step of the script, a tool call or a text;
-// other requests (titles, summaries, routing) get a short text. Every
-// request body is kept, so a test can read what the agent sent back,
-// a hook's refusal included.
 package fakemodel
 
 import (
@@ -29,8 +20,21 @@ type Step struct {
 	Text string `json:"text,omitempty"`
 }
 
-// Server answers on loopback.
-type Server struct {
+// AgentServer is a scripted stand-in for the model APIs the external coding
+// agents talk to, so that a real agent can be driven end to end on loopback
+// without a model: Anthropic Messages (Claude Code), Gemini generateContent and
+// streamGenerateContent (Gemini CLI), OpenAI Responses (Codex) and OpenAI
+// Chat Completions (Cline). Each request of the agent's main loop (one that
+// offers tools) gets the next step of the script, a tool call or a text;
+// other requests (titles, summaries, routing) get a short text. Every
+// request body is kept, so a test can read what the agent sent back,
+// a hook's refusal included.
+//
+// Its answers are shaped like what each agent's own client expects (one
+// block per answer, non-streamed answers where the agent asks for them);
+// Server, in fakemodel.go, streams multi-call turns to intentgate's own
+// providers.
+type AgentServer struct {
 	URL string
 
 	mu       sync.Mutex
@@ -42,35 +46,35 @@ type Server struct {
 }
 
 // Start listens on a free loopback port.
-func Start(steps []Step) (*Server, error) {
+func Start(steps []Step) (*AgentServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{steps: steps, ln: ln, URL: "http://" + ln.Addr().String()}
+	s := &AgentServer{steps: steps, ln: ln, URL: "http://" + ln.Addr().String()}
 	s.srv = &http.Server{Handler: s}
 	go s.srv.Serve(ln)
 	return s, nil
 }
 
 // Close stops the server.
-func (s *Server) Close() error { return s.srv.Close() }
+func (s *AgentServer) Close() error { return s.srv.Close() }
 
 // Requests returns the bodies of the requests received so far, in order.
-func (s *Server) Requests() []string {
+func (s *AgentServer) Requests() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.requests...)
 }
 
 // Served is how many script steps were handed out.
-func (s *Server) Served() int {
+func (s *AgentServer) Served() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.next
 }
 
-func (s *Server) step(body map[string]any) (Step, bool) {
+func (s *AgentServer) step(body map[string]any) (Step, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !offersTools(body) {
@@ -92,7 +96,7 @@ func offersTools(body map[string]any) bool {
 	return false
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *AgentServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	s.mu.Lock()
 	s.requests = append(s.requests, r.Method+" "+r.URL.Path+"\n"+string(raw))
@@ -169,6 +173,7 @@ func input(st Step) map[string]any {
 	return st.Input
 }
 
+// sse starts a stream of server-sent events.
 type sse struct {
 	w http.ResponseWriter
 }
@@ -180,22 +185,9 @@ func newSSE(w http.ResponseWriter) sse {
 	return sse{w}
 }
 
-func (e sse) event(name string, v any) {
-	if name != "" {
-		fmt.Fprintf(e.w, "event: %s\n", name)
-	}
-	fmt.Fprintf(e.w, "data: %s\n\n", js(v))
-	if f, ok := e.w.(http.Flusher); ok {
-		f.Flush()
-	}
-}
+func (e sse) event(name string, v any) { event(e.w, name, v) }
 
-func (e sse) raw(s string) {
-	fmt.Fprintf(e.w, "data: %s\n\n", s)
-	if f, ok := e.w.(http.Flusher); ok {
-		f.Flush()
-	}
-}
+func (e sse) raw(s string) { fmt.Fprintf(e.w, "data: %s\n\n", s); flush(e.w) }
 
 // anthropic answers POST /v1/messages.
 func anthropic(w http.ResponseWriter, st Step, stream bool) {

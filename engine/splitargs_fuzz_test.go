@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// FuzzSplitArgs checks the one-pass argument splitter against encoding/json:
+// whatever it accepts, encoding/json decodes to the same members with the
+// same raw values; whatever encoding/json refuses, it refuses too.
+func FuzzSplitArgs(f *testing.F) {
+	for _, s := range []string{`{}`, ` { } `, `{"path":"a.go","content":"x\ny"}`, `{"a":"1","a":"2"}`,
+		`{"k\u0041":"\ud83d\ude00"}`, `{"a":1}`, `{"a":"b",}`, `{"a":"b"} x`, `{"a" "b"}`, `{"a":"\x"}`,
+		`{"a":"\u12"}`, "{\"a\":\"\x01\"}", `{"a":"b"`, `["a"]`, `{"a":{"b":"c"}}`, "{\"\xff\":\"\xfe\"}",
+		"\t{\n\"a\"\r:\"b\" }\n", `{"a":"\"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var want map[string]json.RawMessage
+		wantErr := json.Unmarshal(raw, &want)
+		got, ok := splitArgs(raw)
+		if !ok {
+			return // encoding/json decides, as before
+		}
+		if wantErr != nil {
+			t.Fatalf("splitArgs(%q) accepted what encoding/json refuses: %v", raw, wantErr)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("splitArgs(%q) = %d members, encoding/json %d", raw, len(got), len(want))
+		}
+		for k, v := range want {
+			if g, has := got[k]; !has || !bytes.Equal(g, v) {
+				t.Fatalf("splitArgs(%q)[%q] = %q, encoding/json %q", raw, k, g, v)
+			}
+		}
+	})
+}
+
+// Every argument object of strings, the common shape, takes the fast path.
+func TestSplitArgsTakesStringObjects(t *testing.T) {
+	for _, s := range []string{`{}`, `{"path":"src/a.go","content":"line\n\"q\"\u00e9"}`, " {\"a\" : \"b\" ,\"c\":\"d\"}\n"} {
+		if _, ok := splitArgs([]byte(s)); !ok {
+			t.Errorf("splitArgs(%q) fell back to encoding/json", s)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/intentgate/intentgate/orchestration"
+)
+
+// refSegment is what a segment holds of the ledger's lines, built the plain
+// way: one line at a time, every line through ParseRecord.
+type refSegment struct {
+	lines, ids, ranges []byte
+	post               map[string][]uint32
+	last               []byte
+	n                  int
+}
+
+func refCollect(t testing.TB, path string) *refSegment {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &refSegment{post: map[string][]uint32{}}
+	off := int64(0)
+	for _, full := range bytes.SplitAfter(data, []byte{'\n'}) {
+		if len(full) == 0 || full[len(full)-1] != '\n' {
+			break
+		}
+		raw := trimCR(full[:len(full)-1])
+		rel := uint32(s.n)
+		var flags uint32
+		var ts int64
+		if rec, err := orchestration.ParseRecord(raw); err == nil {
+			flags |= flagParsed
+			ts = rec.Timestamp.UnixNano()
+			if id, err := uuid.Parse(rec.ID); err == nil {
+				s.ids = append(s.ids, id[:]...)
+				s.ids = binary.LittleEndian.AppendUint32(s.ids, rel)
+			}
+			keys := map[string]bool{}
+			change := isChange(rec)
+			if intent := rec.Intent(); intent != "" {
+				keys[keyIntent+intent] = true
+			}
+			if m := rec.Meta; m != nil {
+				if m.Session != "" {
+					keys[keySession+m.Session] = true
+				}
+				if m.Tool != "" {
+					keys[keyTool+m.Tool] = true
+				}
+				switch {
+				case m.Decision == orchestration.DecisionDeny || m.Mutation == orchestration.MutationDenial:
+					flags |= flagDenial
+					keys[keyDenial] = true
+					if code := denialCode(m.Denial); code != "" {
+						keys[keyDenial+code] = true
+					}
+				case m.Decision == orchestration.DecisionViolation || m.Mutation == orchestration.MutationViolation:
+					flags |= flagViolate
+					keys[keyViolate] = true
+				}
+			}
+			if change {
+				flags |= flagChange
+				keys[keyChange] = true
+			}
+			for _, f := range rec.Files {
+				keys[keyPath+f.Path] = true
+				for _, c := range f.Conversations {
+					if c.Contributor != nil && c.Contributor.ModelID != "" {
+						keys[keyModel+c.Contributor.ModelID] = true
+					}
+					if !change {
+						continue
+					}
+					for _, r := range c.Ranges {
+						if h8, ok := hashPrefix(r.ContentHash); ok {
+							s.ranges = binary.LittleEndian.AppendUint64(s.ranges, h8)
+							s.ranges = binary.LittleEndian.AppendUint32(s.ranges, rel)
+							s.ranges = binary.LittleEndian.AppendUint32(s.ranges, uint32(r.EndLine-r.StartLine+1))
+						}
+					}
+				}
+			}
+			for k := range keys {
+				s.post[k] = append(s.post[k], rel)
+			}
+		}
+		s.lines = binary.LittleEndian.AppendUint64(s.lines, uint64(off))
+		s.lines = binary.LittleEndian.AppendUint32(s.lines, uint32(len(full)))
+		s.lines = binary.LittleEndian.AppendUint32(s.lines, flags)
+		s.lines = binary.LittleEndian.AppendUint64(s.lines, uint64(ts))
+		off += int64(len(full))
+		s.n++
+		s.last = raw
+	}
+	return s
+}
+
+// sortedEntries sorts fixed-size entries by all their bytes, for comparing
+// sections whose order among equal keys is free.
+func sortedEntries(b []byte, size int) [][]byte {
+	var out [][]byte
+	for i := 0; i+size <= len(b); i += size {
+		out = append(out, b[i:i+size])
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i], out[j]) < 0 })
+	return out
+}
+
+// TestIndexCollectMatchesRecords holds the index build (the writer's lines
+// read in place, chunks on several workers) to the plain build from
+// ParseRecord, on damaged ledgers with other writers' lines and refusals of
+// every denial shape.
+func TestIndexCollectMatchesRecords(t *testing.T) {
+	_, ledger := testWorkspace(t, 60)
+	lines := readLines(t, ledger)
+	var extra [][]byte
+	for i, d := range []string{`{"error":"STALE_FILE","message":"m"}`, `{"error":"X","message":7}`, `{"Error":"A","error":"B"}`, `{"error":5}`, `{}`} {
+		rec := testRecord(t, 4)
+		rec.Meta.Denial = json.RawMessage(d)
+		rec.Meta.Session = []string{"s1", "s9"}[i%2]
+		b, err := orchestration.MarshalShape(rec, orchestration.ShapeAgentTrace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		extra = append(extra, append(b, '\n'))
+	}
+	extra = append(extra,
+		[]byte(`{"version":"0.1.0","id":"0190a3c4-0000-7000-8000-000000000002","timestamp":"2026-01-01T00:00:00.5Z","files":[{"path":"a.go","conversations":[{"contributor":{"type":"ai","model_id":"m/x"},"ranges":[{"start_line":1,"end_line":4,"content_hash":"sha256:00112233445566778899"}],"related":[{"type":"intent","url":"intent:INT-9%2F1"}]}]}]}`+"\n"),
+		[]byte(`{"version":"0.1.0","id":"0190a3c4-0000-7000-8000-000000000003","timestamp":"2026-01-01T00:00:00Z","files":[{"path":"b.go","conversations":[{"ranges":[{"start_line":2,"end_line":2}]}]},{"path":"b.go","conversations":[]}]}`+"\n"))
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ledger.jsonl")
+	r := rand.New(rand.NewPCG(5, 6))
+	for round := range 30 {
+		mut := mutateLedger(t, r, lines)
+		for _, e := range extra {
+			at := r.IntN(len(mut) + 1)
+			mut = append(mut[:at], append([][]byte{e}, mut[at:]...)...)
+		}
+		if err := os.WriteFile(path, bytes.Join(mut, nil), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := refCollect(t, path)
+		ix := &Index{dir: filepath.Join(dir, "ix"), ledger: path, chunkSize: []int{100, 1000, 0}[round%3]}
+		b, last, n, err := ix.collect(1, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case n != want.n || !bytes.Equal(last, want.last):
+			t.Fatalf("round %d: %d lines, last %q; want %d, %q", round, n, last, want.n, want.last)
+		case !bytes.Equal(b.lines, want.lines):
+			t.Fatalf("round %d: line tables differ", round)
+		case !reflect.DeepEqual(b.post, want.post):
+			t.Fatalf("round %d: postings differ:\n got %v\nwant %v", round, b.post, want.post)
+		case !reflect.DeepEqual(sortedEntries(b.ids, idEntry), sortedEntries(want.ids, idEntry)):
+			t.Fatalf("round %d: ids differ", round)
+		case !reflect.DeepEqual(sortedEntries(b.ranges, rangeEntry), sortedEntries(want.ranges, rangeEntry)):
+			t.Fatalf("round %d: ranges differ", round)
+		}
+	}
+}
