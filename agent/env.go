@@ -163,7 +163,8 @@ func (t *Task) environmentDetails(withFiles bool) string {
 	for _, l := range recent {
 		b.WriteString(l + "\n")
 	}
-	b.WriteString("\n# Actively Running Terminals\n(none: each command runs to completion before its result is returned)\n")
+	b.WriteString("\n")
+	b.WriteString(t.terminals())
 	b.WriteString("</environment_details>")
 	return b.String()
 }

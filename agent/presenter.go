@@ -11,6 +11,7 @@ import (
 
 	"github.com/intentgate/intentgate/agent/provider"
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/tools"
 )
 
 // presenter takes the tool calls of one assistant message through the
@@ -124,7 +125,12 @@ func (p *presenter) one(ctx context.Context, u provider.Block) ([]provider.Block
 	if u.Name == "new_task" {
 		return p.subtask(ctx, u, args, approve, &feedback, &rejected)
 	}
-	res, err := t.opts.Runtime.DispatchApproved(ctx, p.call(u), approve)
+	dctx, commandDone := ctx, func() (string, bool) { return "", false }
+	if u.Name == "execute_command" {
+		dctx, commandDone = p.commandContext(ctx)
+	}
+	res, err := t.opts.Runtime.DispatchApproved(dctx, p.call(u), approve)
+	keptFeedback, _ := commandDone()
 	if rejected != nil {
 		return p.denied(u, rejected), "", "", nil
 	}
@@ -147,6 +153,12 @@ func (p *presenter) one(ctx context.Context, u provider.Block) ([]provider.Block
 	out := res.Output
 	if u.Name == "execute_command" {
 		t.say(SayCommandOutput, out)
+		if keptFeedback != "" {
+			// Let go with a message: the model reads it as feedback,
+			// in the reference's words.
+			t.say(SayUserFeedback, keptFeedback)
+			out = strings.TrimSuffix(out, tools.StillRunningFuture) + "The user provided the following feedback:\n<feedback>\n" + keptFeedback + "\n</feedback>"
+		}
 	}
 	if u.Name == "switch_mode" {
 		if m, ok := res.Data["mode"].(string); ok && m != "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/intentgate/intentgate/agent/provider"
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/tools"
 )
 
 // Runtime is the governed runtime every tool call goes through:
@@ -64,6 +65,9 @@ type Options struct {
 	Now     func() time.Time
 	// ParentID is set for subtasks.
 	ParentID string
+	// CommandAskDelay is how long a command runs before command_output
+	// asks whether to let it keep running or abort it; 0 means 2s.
+	CommandAskDelay time.Duration
 }
 
 // EventName names an event; the names are RooCodeEventName's where the
@@ -82,6 +86,10 @@ const (
 	EventTokenUsage      EventName = "taskTokenUsageUpdated"
 	EventAskResponded    EventName = "taskAskResponded"
 	EventSpawned         EventName = "taskSpawned"
+	// EventCommandStatus carries a running command's status (Roo Code
+	// posts it to its webview as commandExecutionStatus; it is no task
+	// event of the IPC protocol).
+	EventCommandStatus EventName = "commandExecutionStatus"
 )
 
 // Event is something that happened to a task.
@@ -92,11 +100,13 @@ type Event struct {
 	State   AgentState `json:"state"`
 	Mode    string     `json:"mode,omitempty"`
 	// Tool and Error are set for taskToolFailed.
-	Tool       string      `json:"tool,omitempty"`
-	Error      string      `json:"error,omitempty"`
-	TokenUsage *TokenUsage `json:"tokenUsage,omitempty"`
-	ToolUsage  ToolUsage   `json:"toolUsage,omitempty"`
-	ChildID    string      `json:"childId,omitempty"`
+	Tool  string `json:"tool,omitempty"`
+	Error string `json:"error,omitempty"`
+	// CommandStatus is set for commandExecutionStatus.
+	CommandStatus *tools.CommandExecutionStatus `json:"commandExecutionStatus,omitempty"`
+	TokenUsage    *TokenUsage                   `json:"tokenUsage,omitempty"`
+	ToolUsage     ToolUsage                     `json:"toolUsage,omitempty"`
+	ChildID       string                        `json:"childId,omitempty"`
 }
 
 // Outcome is how a run ended.
@@ -137,6 +147,13 @@ type Task struct {
 	lastCall  string
 	repeats   int
 	resumed   bool
+
+	// The commands of the task (livecmd.go): the one its call waits for,
+	// the answer channel of its pending command_output ask, and those the
+	// person let keep running. Guarded by mu.
+	fg *tools.LiveCommand
+	nb chan Answer
+	bg []*tools.LiveCommand
 
 	// wire is the provider's encoding of the history; tools4 the tool
 	// definitions per mode.
@@ -203,6 +220,9 @@ func newTask(o Options) *Task {
 	if o.Mode == "" {
 		o.Mode = "code"
 	}
+	if o.CommandAskDelay <= 0 {
+		o.CommandAskDelay = 2 * time.Second
+	}
 	return &Task{opts: o, mode: o.Mode, answers: make(chan Answer, 1), tools: ToolUsage{}, created: o.Now().UTC()}
 }
 
@@ -245,13 +265,26 @@ func (t *Task) Respond(a Answer) error {
 	if child != nil {
 		return child.Respond(a)
 	}
-	if !asking {
-		return ErrNotAsking
-	}
 	switch a.Response {
 	case YesButtonClicked, NoButtonClicked, MessageResponse:
 	default:
 		return fmt.Errorf("askResponse %q: use yesButtonClicked, noButtonClicked or messageResponse", a.Response)
+	}
+	if !asking {
+		// A running command's command_output ask does not stop the
+		// task; it is answered while it is the latest message.
+		t.mu.Lock()
+		nb := t.nb
+		t.mu.Unlock()
+		if nb == nil {
+			return ErrNotAsking
+		}
+		select {
+		case nb <- a:
+			return nil
+		default:
+			return errors.New("the ask already has an answer")
+		}
 	}
 	select {
 	case t.answers <- a:
@@ -270,6 +303,9 @@ func (t *Task) emit(e Event) {
 }
 
 func (t *Task) ts() int64 {
+	// A command's command_output ask is added from its own goroutine.
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	ts := t.opts.Now().UnixMilli()
 	if ts <= t.lastTS {
 		ts = t.lastTS + 1
@@ -508,6 +544,8 @@ func (t *Task) Run(ctx context.Context) (*Result, error) {
 		}
 	}
 	out, completion, err := t.loop(ctx, content)
+	// The commands left running end with the task, and are judged.
+	t.endCommands()
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,9 @@ func RenderAsk(w io.Writer, m Message) {
 	case AskCommand:
 		fmt.Fprintln(w, "The model wants to run this command:")
 		fmt.Fprintln(w, "  $ "+strings.ReplaceAll(m.Text, "\n", "\n    "))
+	case AskCommandOutput:
+		fmt.Fprintln(w, "The command is still running.")
+		keys = "[y] let it keep running while the model goes on   [n] abort it   or type feedback: it keeps running and the model reads it"
 	case AskTool:
 		var st SayTool
 		_ = json.Unmarshal([]byte(m.Text), &st)

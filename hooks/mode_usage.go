@@ -42,8 +42,15 @@ func (u *Usage) count(c *engine.Call, failed bool) error {
 	return nil
 }
 
+// KeptRunningKey marks, in a result's Data, the judgement of a command
+// that kept running after its call returned: the call was counted then.
+const KeptRunningKey = "kept_running"
+
 // Post counts a call that ran.
 func (u *Usage) Post(ctx context.Context, c *engine.Call, r *engine.Result) error {
+	if r != nil && r.Data[KeptRunningKey] == true {
+		return nil
+	}
 	return u.count(c, false)
 }
 

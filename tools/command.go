@@ -38,6 +38,15 @@ type CommandOptions struct {
 	// Picture takes the picture of the workspace before the command; nil
 	// is Picture of the workspace.
 	Picture func() (*StoredSnapshot, error)
+	// Detached judges what a command the person let keep running changed
+	// since the picture before, once it ended (ObserveCommand's contract:
+	// output is what it printed; the result's Output is what the model
+	// is told besides the files changed). Nil only lists the changes.
+	Detached func(ctx context.Context, c *engine.Call, before *StoredSnapshot, output string) (*engine.Result, error)
+	// KeptRunning, when not nil, is told that c's command keeps running
+	// after its call returns, before it returns; Detached follows once
+	// the command ended.
+	KeptRunning func(c *engine.Call)
 }
 
 // confine is the policy of c's command, or a denial saying why it cannot
@@ -92,8 +101,38 @@ func ExecuteCommand(opts CommandOptions) engine.Tool {
 			return nil, fmt.Errorf("snapshot before the command: %w", err)
 		}
 		live := newCommandStream(ctx, c.ID, opts.LineLimit, opts.CharLimit)
-		out := RunCommand(withLive(ctx, live), req, opts.OutputCap)
-		out.LineLimit, out.CharLimit = opts.LineLimit, opts.CharLimit
+		cc, _ := ctx.Value(controlKey{}).(*CommandControl)
+		var lc *LiveCommand
+		var extra io.Writer
+		if cc != nil && cc.Running != nil {
+			id := c.ID
+			if live != nil {
+				id = live.id
+			}
+			lc = newLiveCommand(id, req.Command, req.Dir, 0, opts.LineLimit, opts.CharLimit)
+			extra = lc
+		}
+		out := &CommandOutcome{Code: -1, Dir: req.Dir, Timeout: req.Timeout, LineLimit: opts.LineLimit, CharLimit: opts.CharLimit}
+		p, err := startProcess(ctx, req.Policy, req.Dir, req.Command, opts.OutputCap, live, extra)
+		if err != nil {
+			out.Err = err
+		} else {
+			var steer chan string
+			if lc != nil {
+				lc.PID = p.cmd.Process.Pid
+				cc.Running(lc)
+				steer = lc.steer
+			}
+			if p.foreground(ctx, req.Timeout, steer) == steerContinue {
+				if r := opts.keepRunning(c, before, p, lc, out); r != nil {
+					return r, nil
+				}
+			}
+			out.Output, out.Code, out.Err = p.finish()
+		}
+		if lc != nil {
+			lc.end("")
+		}
 		changes, err := Changes(c.WS.Dir, before)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot after the command: %w", err)
@@ -297,23 +336,117 @@ func dirPath(cwd string) string {
 // everything it started ends with it, or at the timeout. Output beyond
 // limit keeps its head and tail.
 func run(ctx context.Context, pol *sandbox.Policy, dir, command string, timeout time.Duration, limit int) (string, int, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd, cleanup, err := sandbox.Shell(ctx, pol, dir, command)
+	p, err := startProcess(ctx, pol, dir, command, limit, nil, nil)
 	if err != nil {
 		return "", -1, err
 	}
-	defer cleanup()
-	buf := &capBuffer{limit: limit}
-	live := liveStream(ctx)
-	out := io.MultiWriter(buf, live)
+	p.foreground(ctx, timeout, nil)
+	return p.finish()
+}
+
+// process is a started command: it runs until it exits or is killed, with
+// a reason (stopTimeout, stopCancel, stopAbort) that says how its end is
+// reported.
+type process struct {
+	cmd     *exec.Cmd
+	cleanup func()
+	buf     *capBuffer
+	live    *commandStream
+	command string
+	exited  chan struct{} // closed when Wait returned
+	waitErr error
+	kill    context.CancelFunc
+
+	mu     sync.Mutex
+	reason error // why it was killed; nil when it ended by itself
+}
+
+// startProcess starts command. The process does not end with ctx: its
+// owner ends it with stop, so that a command the person lets keep running
+// outlives the call that started it. extra, when not nil, also receives
+// the output.
+func startProcess(ctx context.Context, pol *sandbox.Policy, dir, command string, limit int, live *commandStream, extra io.Writer) (*process, error) {
+	pctx, kill := context.WithCancel(context.WithoutCancel(ctx))
+	cmd, cleanup, err := sandbox.Shell(pctx, pol, dir, command)
+	if err != nil {
+		kill()
+		return nil, err
+	}
+	p := &process{cmd: cmd, cleanup: cleanup, buf: &capBuffer{limit: limit}, live: live, command: command,
+		exited: make(chan struct{}), kill: kill}
+	ws := []io.Writer{p.buf, live}
+	if extra != nil {
+		ws = append(ws, extra)
+	}
+	out := io.MultiWriter(ws...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 2 * time.Second
-	err = cmd.Start()
-	if err == nil {
-		live.start(cmd.Process.Pid, command)
-		err = cmd.Wait()
+	if err := cmd.Start(); err != nil {
+		kill()
+		cleanup()
+		return nil, err
 	}
+	live.start(cmd.Process.Pid, command)
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// Reasons a process was stopped.
+var (
+	stopTimeout = errCommandTimeout
+	stopCancel  = context.Canceled
+	stopAbort   = &signalError{name: "SIGKILL"} // the person's "kill command", in Roo's words
+)
+
+// stop kills the process and everything it started, for reason (the first
+// reason given is kept).
+func (p *process) stop(reason error) {
+	p.mu.Lock()
+	if p.reason == nil {
+		p.reason = reason
+	}
+	p.mu.Unlock()
+	p.kill()
+}
+
+// foreground waits while the call that started the process waits for it:
+// until it exits, ctx ends, the timeout passes, or steer (when not nil)
+// says otherwise. It returns what steer said ("" when the process ended
+// or was stopped).
+func (p *process) foreground(ctx context.Context, timeout time.Duration, steer <-chan string) string {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case <-p.exited:
+			return ""
+		case <-ctx.Done():
+			p.stop(stopCancel)
+		case <-timer.C:
+			p.stop(stopTimeout)
+		case s := <-steer:
+			if s == steerAbort {
+				p.stop(stopAbort)
+				continue
+			}
+			return s
+		}
+		<-p.exited
+		return ""
+	}
+}
+
+// finish waits for the process, ends whatever it left running and says how
+// it ended: its output, its exit code (-1 when it has none) and an error
+// for a command that did not exit by itself.
+func (p *process) finish() (string, int, error) {
+	<-p.exited
+	defer p.cleanup()
+	defer p.kill()
+	cmd := p.cmd
 	// A process the command left running in the background could change
 	// the workspace after the snapshot that judges the command: end the
 	// command's whole process group with it.
@@ -322,13 +455,15 @@ func run(ctx context.Context, pol *sandbox.Policy, dir, command string, timeout 
 	if cmd.ProcessState != nil {
 		code = cmd.ProcessState.ExitCode()
 	}
-	if err := ctx.Err(); err != nil {
-		live.end(nil, errors.Is(err, context.DeadlineExceeded))
-		if errors.Is(err, context.DeadlineExceeded) {
-			return buf.String(), code, errCommandTimeout
-		}
-		return buf.String(), code, err
+	p.mu.Lock()
+	reason := p.reason
+	p.mu.Unlock()
+	live := p.live
+	if reason != nil {
+		live.end(nil, reason == stopTimeout)
+		return p.buf.String(), code, reason
 	}
+	err := p.waitErr
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		err = nil
@@ -346,7 +481,7 @@ func run(ctx context.Context, pol *sandbox.Policy, dir, command string, timeout 
 		}
 		live.end(exit, false)
 	}
-	return buf.String(), code, err
+	return p.buf.String(), code, err
 }
 
 // errCommandTimeout is a command stopped at its time limit.

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -14,9 +15,10 @@ const (
 	CommandOutput  = "output"
 	CommandExited  = "exited"
 	CommandTimeout = "timeout"
-	// CommandFallback is Roo's "the live terminal failed, the command
-	// runs again without it". intentgate runs every command one way, so it
-	// never sends it; the name is here for the agent's message types.
+	// CommandFallback says the output can no longer be streamed (Roo's
+	// "the live terminal failed"): intentgate sends it when the command
+	// prints binary output, which is not shown as it comes; the result
+	// still carries the output, and exited still follows.
 	CommandFallback = "fallback"
 )
 
@@ -74,22 +76,6 @@ func WithCommandStream(ctx context.Context, s CommandStream) context.Context {
 	return context.WithValue(ctx, streamKey{}, &s)
 }
 
-type liveKey struct{}
-
-// withLive hands an execution's stream down to run with the context, so
-// that the function that starts the process keeps its signature.
-func withLive(ctx context.Context, cs *commandStream) context.Context {
-	if cs == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, liveKey{}, cs)
-}
-
-func liveStream(ctx context.Context) *commandStream {
-	cs, _ := ctx.Value(liveKey{}).(*commandStream)
-	return cs
-}
-
 // commandStream is the stream of one execution; a nil one does nothing.
 type commandStream struct {
 	s         *CommandStream
@@ -97,11 +83,12 @@ type commandStream struct {
 	lineLimit int
 	charLimit int
 
-	mu      sync.Mutex
-	started bool
-	raw     []byte // output so far, bounded: head and tail
-	last    time.Time
-	dirty   bool
+	mu       sync.Mutex
+	started  bool
+	fallback bool   // output is no longer streamed
+	raw      []byte // output so far, bounded: head and tail
+	last     time.Time
+	dirty    bool
 }
 
 // maxStreamRaw bounds the output a stream keeps to compress.
@@ -127,6 +114,9 @@ func (cs *commandStream) start(pid int, command string) {
 	defer cs.mu.Unlock()
 	cs.started = true
 	cs.s.Func(CommandExecutionStatus{ExecutionID: cs.id, Status: CommandStarted, PID: pid, Command: command})
+	if cs.fallback {
+		cs.s.Func(CommandExecutionStatus{ExecutionID: cs.id, Status: CommandFallback})
+	}
 }
 
 // Write takes the command's output as it comes.
@@ -136,6 +126,17 @@ func (cs *commandStream) Write(p []byte) (int, error) {
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	if cs.fallback {
+		return len(p), nil
+	}
+	if bytes.IndexByte(p, 0) >= 0 {
+		// Binary output: what it would show is noise.
+		cs.fallback, cs.dirty = true, false
+		if cs.started {
+			cs.s.Func(CommandExecutionStatus{ExecutionID: cs.id, Status: CommandFallback})
+		}
+		return len(p), nil
+	}
 	cs.raw = append(cs.raw, p...)
 	if over := len(cs.raw) - maxStreamRaw; over > 0 {
 		// Keep the head's first half and the newest output.

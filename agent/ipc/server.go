@@ -366,3 +366,15 @@ func (s *Server) handle(c *client, raw json.RawMessage) {
 		}
 	}
 }
+
+// Broadcast returns the function through which a task the server did not
+// start (the task of `intentgate run`) reports its events to every client.
+func (s *Server) Broadcast() func(Event) { return s.emitter("") }
+
+// Adopt makes taskID the task a client's SendMessage answers when the
+// client started none.
+func (s *Server) Adopt(taskID string) {
+	s.mu.Lock()
+	s.lastTask = taskID
+	s.mu.Unlock()
+}

@@ -245,10 +245,20 @@ func TestCodexEndToEnd(t *testing.T) {
 		{Tool: "exec_command", Input: map[string]any{"cmd": govShell(".codex/notes.txt")}},
 		{Text: "All done."},
 	}
-	r := newAgentRun(t, "codex", steps)
-	os.MkdirAll(filepath.Join(r.home, ".codex"), 0o755)
-	cfg := fmt.Sprintf("model = \"gpt-5-codex\"\nmodel_provider = \"fake\"\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"%s/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n[projects.%q]\ntrust_level = \"trusted\"\n", r.server.URL, r.ws)
-	if err := os.WriteFile(filepath.Join(r.home, ".codex", "config.toml"), []byte(cfg), 0o644); err != nil {
+	// codex on PATH: install --trust asks it for the hooks' hashes and
+	// trusts them in ~/.codex/config.toml, so no bypass flag is needed.
+	r := newAgentRun(t, "codex", steps, filepath.Dir(bin))
+	userCfg := filepath.Join(r.home, ".codex", "config.toml")
+	installed, err := os.ReadFile(userCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(installed), "trusted_hash = \"sha256:"); n != 4 {
+		t.Fatalf("install --trust wrote %d hook trusts, want 4:\n%s", n, installed)
+	}
+	// The model provider goes first: top-level keys must precede tables.
+	cfg := fmt.Sprintf("model = \"gpt-5-codex\"\nmodel_provider = \"fake\"\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"%s/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n", r.server.URL)
+	if err := os.WriteFile(userCfg, append([]byte(cfg), installed...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// Codex's own sandbox (which install turns on) is bypassed here: the
@@ -256,7 +266,7 @@ func TestCodexEndToEnd(t *testing.T) {
 	// execvp codex-linux-sandbox: No such file or directory"), and every
 	// command then fails. The shell commands still run under intentgate exec.
 	out := r.run(bin, []string{"FAKE_KEY=x", "CODEX_HOME=" + filepath.Join(r.home, ".codex")},
-		"exec", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "@INT-001 do the work")
+		"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "@INT-001 do the work")
 	// The patch that adds out.txt is refused before it runs, and the model
 	// is told why.
 	if !r.requestsContain("SCOPE_VIOLATION") {

@@ -56,8 +56,18 @@ feedback); otherwise from JSON lines on stdin, one per ask, in order:
 When stdin ends, a completion is accepted and any other ask ends the run
 (the task stays resumable).
 
+A running command asks command_output after a while: y lets it keep running
+while the model goes on (it is judged when it ends; it is killed when the
+task ends), n aborts it. On a pipe, steer it with
+  {"type":"terminalOperation","terminalOperation":"continue"}   (or "abort")
+
 Output (--output-format): text (readable), stream-json (one ClineMessage per
-line as it happens, partial updates included), json (one object at the end).
+line as it happens, partial updates included, and each running command's
+{"type":"commandExecutionStatus","text":JSON}), json (one object at the end).
+
+With ROO_CODE_IPC_SOCKET_PATH set, run also serves Roo Code's IPC protocol on
+that socket, as Roo Code does: clients receive the task's events, answer its
+asks (SendMessage), cancel it, or start tasks of their own.
 Exit status: 0 when the task completed, 1 when it ended otherwise, 2 on
 usage errors.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -103,7 +113,8 @@ func runAgent(ctx context.Context, o *runOptions, text string, in io.Reader, out
 		Mode:      o.mode, AutoApprove: o.autoApprove, Yes: o.yes,
 		MaxRequests: o.maxRequests, MaxMistakes: o.maxMistakes,
 		Output: o.outputFormat, Resume: o.resume, RetryDelay: o.retryDelay, Followup: o.followup,
-		Version: version,
+		Version:   version,
+		IPCSocket: os.Getenv("ROO_CODE_IPC_SOCKET_PATH"),
 	}, text, in, out, errw)
 	var ue *agentrun.UsageError
 	if errors.As(err, &ue) {

@@ -78,6 +78,9 @@ func decodeLines(t *testing.T, b []byte) []agent.Message {
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
+		if bytes.HasPrefix(l, []byte(`{"text":`)) && bytes.HasSuffix(bytes.TrimSpace(l), []byte(`"type":"commandExecutionStatus"}`)) {
+			continue // a running command's status, not a ClineMessage (run_live_e2e_test.go checks them)
+		}
 		var m agent.Message
 		dec := json.NewDecoder(bytes.NewReader(l))
 		dec.DisallowUnknownFields()

@@ -20,16 +20,17 @@ func newServeCmd() *cobra.Command {
 event:
 
   POST http://ADDR/hooks/AGENT   the event as the body, the answer as the body
-                                 (Claude Code's "http" hooks; install claude-code
-                                 --daemon writes them)
+                                 (Claude Code's "http" hooks, for settings you
+                                 write yourself: install writes command hooks)
   unix socket .orchestration/intentgate.sock
                                  used by "intentgate hook AGENT" whenever it
                                  finds the daemon running there; without it, the
                                  hook does the work itself, with the same result
 
-It listens on loopback only. --addr defaults to the address in the workspace's
-.claude/settings.json written by "intentgate install claude-code --daemon",
-else to 127.0.0.1 on a free port. Once listening it prints one JSON line on
+It listens on loopback only. --addr defaults to the address of an http hook to
+/hooks/AGENT in the workspace's .claude/settings.json, if you wrote one, else
+to 127.0.0.1 on a free port ("intentgate install claude-code --daemon=ADDR"
+prints the serve command with its address). Once listening it prints one JSON line on
 stdout: {"url":"http://127.0.0.1:PORT/hooks/claude-code","socket":"..."}.
 SIGINT or SIGTERM stops it after the events in progress are answered.
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -162,6 +163,11 @@ type Options struct {
 	Followup time.Duration
 	// Version is intentgate's version, for the ledger.
 	Version string
+	// IPCSocket, when not empty, is where an IPC server is started for the
+	// run's task (Roo Code's ROO_CODE_IPC_SOCKET_PATH).
+	IPCSocket string
+	// Log receives the IPC server's log; nil discards it.
+	Log *slog.Logger
 }
 
 // Run runs a task (or resumes o.Resume) on the governed workspace that
@@ -206,6 +212,23 @@ func Run(ctx context.Context, o Options, text string, in io.Reader, out, errw io
 	opts.Provider, opts.Model, opts.Mode = prov, model, o.Mode
 	opts.AutoApprove, opts.FollowupTimeout, opts.MaxMistakes, opts.RetryDelay = auto, o.Followup, o.MaxMistakes, o.RetryDelay
 	opts.Prices, opts.OnEvent = prices, ui.event
+	var srv *ipcServer
+	if o.IPCSocket != "" {
+		log := o.Log
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		var stop func()
+		if srv, stop, err = serveIPC(o.IPCSocket, rt, log); err != nil {
+			return nil, fmt.Errorf("the IPC server (ROO_CODE_IPC_SOCKET_PATH) cannot listen on %s: %w", o.IPCSocket, err)
+		}
+		defer stop()
+		toClients := srv.events()
+		opts.OnEvent = func(e agent.Event) {
+			ui.event(e)
+			toClients(e)
+		}
+	}
 	var task *agent.Task
 	if o.Resume != "" {
 		if task, err = agent.Resume(o.Resume, opts); err != nil {
@@ -217,6 +240,11 @@ func Run(ctx context.Context, o Options, text string, in io.Reader, out, errw io
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go ui.answer(ctx, task, cancel)
+	if srv != nil {
+		done := make(chan struct{})
+		defer close(done)
+		srv.adopt(task, cancel, done)
+	}
 	res, err := task.Run(ctx)
 	if err != nil {
 		return nil, err

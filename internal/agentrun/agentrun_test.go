@@ -1,6 +1,7 @@
 package agentrun
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -61,4 +62,29 @@ func TestParseAnswer(t *testing.T) {
 	if _, err := parseAnswer("y", false); err == nil {
 		t.Error(`parseAnswer("y", false) succeeded`)
 	}
+}
+
+// terminalOperation reads only {"type":"terminalOperation",...} lines: an
+// askResponse line, or anything else, is never taken for one.
+func FuzzTerminalOperation(f *testing.F) {
+	f.Add(`{"type":"terminalOperation","terminalOperation":"continue"}`)
+	f.Add(`{"type":"terminalOperation","terminalOperation":"abort"}`)
+	f.Add(`{"type":"askResponse","askResponse":"yesButtonClicked","text":"terminalOperation"}`)
+	f.Add(`terminalOperation`)
+	f.Fuzz(func(t *testing.T, line string) {
+		op, ok := terminalOperation(line)
+		if !ok {
+			if op != "" {
+				t.Fatalf("terminalOperation(%q) = %q, false", line, op)
+			}
+			return
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m["type"] != "terminalOperation" {
+			t.Fatalf("terminalOperation(%q) took a line that is not one", line)
+		}
+		if _, err := parseAnswer(line, false); err == nil {
+			t.Fatalf("%q is both a terminal operation and an answer", line)
+		}
+	})
 }

@@ -135,6 +135,14 @@ func (a *agentTasks) run(ctx context.Context, t *agent.Task) {
 	}()
 }
 
+// adopt lets IPC clients answer and cancel t, a task started elsewhere
+// (by `intentgate run`); cancel ends it and done closes when it ended.
+func (a *agentTasks) adopt(t *agent.Task, cancel context.CancelFunc, done chan struct{}) {
+	a.mu.Lock()
+	a.tasks[t.ID()] = &ipcTask{task: t, cancel: cancel, done: done}
+	a.mu.Unlock()
+}
+
 func (a *agentTasks) Start(ctx context.Context, req ipc.StartRequest, emit func(ipc.Event)) (string, error) {
 	opts, err := a.options(req.Options, emit)
 	if err != nil {
@@ -206,11 +214,36 @@ func (a *agentTasks) Answer(id, response, text string, images []string) error {
 // ServeIPC serves the IPC protocol (agent/ipc) on path, running each
 // client's tasks on rt. stop closes the server.
 func ServeIPC(path string, rt *gate.Runtime, log *slog.Logger) (stop func(), err error) {
+	_, stop, err = serveIPC(path, rt, log)
+	return stop, err
+}
+
+func serveIPC(path string, rt *gate.Runtime, log *slog.Logger) (*ipcServer, func(), error) {
 	l, err := ipc.Listen(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	srv := ipc.NewServer(newAgentTasks(rt), log)
+	tasks := newAgentTasks(rt)
+	srv := ipc.NewServer(tasks, log)
 	go srv.Serve(l)
-	return func() { srv.Close() }, nil
+	return &ipcServer{srv: srv, tasks: tasks}, func() { srv.Close() }, nil
+}
+
+// ipcServer is the IPC server `intentgate run` starts when
+// ROO_CODE_IPC_SOCKET_PATH is set, as Roo Code does: the run's task is
+// broadcast to its clients, who may answer its asks (SendMessage), cancel
+// it, and start tasks of their own.
+type ipcServer struct {
+	srv   *ipc.Server
+	tasks *agentTasks
+}
+
+// events is the OnEvent of the run's task for the clients.
+func (s *ipcServer) events() func(agent.Event) { return translator(s.srv.Broadcast()) }
+
+// adopt announces the run's task and hands it to the clients.
+func (s *ipcServer) adopt(t *agent.Task, cancel context.CancelFunc, done chan struct{}) {
+	s.srv.Broadcast()(ipc.TaskCreated(t.ID()))
+	s.tasks.adopt(t, cancel, done)
+	s.srv.Adopt(t.ID())
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/intentgate/intentgate/agent"
+	"github.com/intentgate/intentgate/tools"
 )
 
 // terminal shows the task on a terminal or as JSON, and collects the
@@ -40,6 +41,10 @@ func (u *terminal) event(e agent.Event) {
 	defer u.mu.Unlock()
 	defer u.out.Flush()
 	if e.Name == agent.EventWaitingForInput {
+		return
+	}
+	if e.Name == agent.EventCommandStatus && e.CommandStatus != nil {
+		u.commandStatus(*e.CommandStatus)
 		return
 	}
 	if e.Name != agent.EventMessage || e.Message == nil {
@@ -124,24 +129,121 @@ func (u *terminal) text(m agent.Message, taskID string) {
 	}
 }
 
+// commandStatus shows a running command's status: on stream-json as Roo
+// Code's webview message {"type":"commandExecutionStatus","text":JSON}; as
+// text, the start of the command.
+func (u *terminal) commandStatus(st tools.CommandExecutionStatus) {
+	switch u.format {
+	case "stream-json":
+		text, _ := json.Marshal(st)
+		b, _ := json.Marshal(map[string]string{"type": "commandExecutionStatus", "text": string(text)})
+		u.out.Write(append(b, '\n'))
+	case "text":
+		switch st.Status {
+		case tools.CommandStarted:
+			fmt.Fprintf(u.out, "  $ %s (running, pid %d)\n", st.Command, st.PID)
+		case tools.CommandFallback:
+			fmt.Fprintln(u.out, "  (the command prints binary output: it is shown when the command ends)")
+		}
+	}
+}
+
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
 }
 
-// answer feeds answers to the task's asks, one per ask, in order.
+// answer feeds answers to the task's asks, one per ask, in order. A
+// running command's command_output ask is answered apart: on a terminal by
+// the next line typed while it is the latest ask; on a pipe by a line
+// {"type":"terminalOperation","terminalOperation":"continue"|"abort"}, as
+// Roo Code's webview sends it, while askResponse lines stay for the asks
+// that stop the task.
 func (u *terminal) answer(ctx context.Context, task *agent.Task, cancel func()) {
-	sc := bufio.NewScanner(u.in)
-	sc.Buffer(make([]byte, 1<<16), 16<<20)
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(u.in)
+		sc.Buffer(make([]byte, 1<<16), 16<<20)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" {
+				continue
+			}
+			select {
+			case lines <- line:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var queue []string // lines read while a command ran, for the next asks
+	eof := false
+	next := func() (string, bool) {
+		if len(queue) > 0 {
+			l := queue[0]
+			queue = queue[1:]
+			return l, true
+		}
+		if eof {
+			return "", false
+		}
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				eof = true
+			}
+			return l, ok
+		case <-ctx.Done():
+			return "", false
+		}
+	}
+	var pending *agent.Message // an ask that came while a command_output ask waited
 	for {
 		var ask agent.Message
-		select {
-		case ask = <-u.asks:
-		case <-ctx.Done():
-			return
+		if pending != nil {
+			ask, pending = *pending, nil
+		} else {
+			select {
+			case ask = <-u.asks:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if ask.Ask == agent.AskCommandOutput {
+			if len(queue) > 0 || eof {
+				continue // what was typed is for the asks that follow
+			}
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					eof = true
+					continue
+				}
+				u.commandOutput(task, ask, l, &queue)
+			case a := <-u.asks:
+				pending = &a // the command ended; its ask is withdrawn
+			case <-ctx.Done():
+				return
+			}
+			continue
 		}
 		var a agent.Answer
+		stale := false
 		for {
-			if !sc.Scan() {
+			line, ok := next()
+			if ctx.Err() != nil {
+				return
+			}
+			if cur, asking := task.Asking(); !asking || cur.TS != ask.TS {
+				// Answered from elsewhere (an IPC client): what was
+				// typed is for the next ask.
+				if ok {
+					queue = append([]string{line}, queue...)
+				}
+				stale = true
+				break
+			}
+			if !ok {
 				if ask.Ask == agent.AskCompletionResult {
 					a = agent.Answer{Response: agent.YesButtonClicked}
 					break
@@ -150,8 +252,8 @@ func (u *terminal) answer(ctx context.Context, task *agent.Task, cancel func()) 
 				cancel()
 				return
 			}
-			line := strings.TrimSpace(sc.Text())
-			if line == "" {
+			if _, isOp := terminalOperation(line); isOp {
+				u.warn(fmt.Sprintf("no command waits for %s: the task waits on ask %q", line, ask.Ask))
 				continue
 			}
 			var err error
@@ -166,10 +268,54 @@ func (u *terminal) answer(ctx context.Context, task *agent.Task, cancel func()) 
 			}
 			break
 		}
+		if stale {
+			continue
+		}
 		if err := task.Respond(a); err != nil {
 			u.warn(err.Error())
 		}
 	}
+}
+
+// commandOutput takes line, read while the command_output ask waited: on a
+// pipe a terminalOperation steers the command and anything else waits for
+// the next ask; on a terminal the line answers the ask.
+func (u *terminal) commandOutput(task *agent.Task, ask agent.Message, line string, queue *[]string) {
+	if op, ok := terminalOperation(line); ok {
+		if err := task.TerminalOperation(op); err != nil {
+			u.warn(fmt.Sprintf("terminalOperation %s: %v", op, err))
+		}
+		return
+	}
+	if !u.tty {
+		*queue = append(*queue, line)
+		return
+	}
+	a, err := agent.ParseTerminalAnswer(ask, line)
+	if err == nil {
+		err = task.Respond(a)
+	}
+	if err != nil {
+		u.warn(err.Error())
+	}
+}
+
+// terminalOperation reads a line {"type":"terminalOperation",
+// "terminalOperation":"continue"|"abort"}.
+func terminalOperation(line string) (string, bool) {
+	if !strings.HasPrefix(line, "{") || !strings.Contains(line, "terminalOperation") {
+		return "", false
+	}
+	// Keys match exactly (a struct would take "tYpe" for "type").
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(line), &m) != nil {
+		return "", false
+	}
+	var typ, op string
+	if json.Unmarshal(m["type"], &typ) != nil || typ != "terminalOperation" || json.Unmarshal(m["terminalOperation"], &op) != nil {
+		return "", false
+	}
+	return op, true
 }
 
 // warn tells the person on stderr, so that stdout stays one format.

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/internal/sandbox"
 	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/tools"
@@ -32,6 +34,37 @@ import (
 // printed as the agent reported it ("" when it does not): the writes the
 // sandbox refused it are read from there and recorded.
 func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, output string) (*engine.Result, error) {
+	return rt.observeCommand(ctx, c, before, output)
+}
+
+// keptRunning marks the context of the judgement of a command the person
+// let keep running (observeKeptRunning).
+type keptRunning struct{}
+
+// observeKeptRunning judges, once it ended, a command of intentgate's own
+// agent that the person let keep running while the agent went on: the same
+// judgement as ObserveCommand, except that the changes the session's own
+// tools made meanwhile are told apart from the command's as another
+// session's are (they are recorded in the ledger and the journal), and
+// that the call, counted when it returned, is not counted again. The
+// result's Output holds everything the model is told.
+func (rt *Runtime) observeKeptRunning(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, output string) (*engine.Result, error) {
+	// It counts as running until its changes are in the ledger, where
+	// the judgements of other commands find them.
+	defer rt.kept.remove(c.ID)
+	r, err := rt.observeCommand(context.WithValue(ctx, keptRunning{}, true), c, before, output)
+	if r != nil {
+		if note, _ := r.Data[NoteKey].(string); note != "" {
+			if r.Output != "" && !strings.HasSuffix(r.Output, "\n") {
+				r.Output += "\n"
+			}
+			r.Output += note
+		}
+	}
+	return r, err
+}
+
+func (rt *Runtime) observeCommand(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, output string) (*engine.Result, error) {
 	ctx, release, err := rt.Hold(ctx, c.Session)
 	if err != nil {
 		return nil, err
@@ -45,6 +78,12 @@ func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *t
 	r := &engine.Result{Changes: changes}
 	if refused := sandbox.Refusals(output); len(refused) > 0 {
 		r.Data = map[string]any{"refused_writes": refused}
+	}
+	if ctx.Value(keptRunning{}) != nil {
+		if r.Data == nil {
+			r.Data = map[string]any{}
+		}
+		r.Data[hooks.KeptRunningKey] = true
 	}
 	if len(changes) == 0 {
 		// Empty governance directories the command made are not
@@ -248,8 +287,15 @@ func onlyDirs(root *os.Root, rel string) bool {
 
 // judge is settle's judgement of the changes; it returns apart what the
 // model is told about other sessions' changes during the command.
-func (rt *Runtime) judge(_ context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) (string, error) {
-	note, cerr := rt.concurrent(c, before, r)
+func (rt *Runtime) judge(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) (string, error) {
+	self := c.Session
+	if ctx.Value(keptRunning{}) != nil {
+		// The session went on while its command ran: its own tools'
+		// changes since the picture are not the command's.
+		self = ""
+	}
+	note, cerr := rt.concurrent(c, self, before, r)
+	note += rt.kept.overlap(c, r)
 	if rt.audit == nil || len(r.Changes) == 0 || rt.audit.Judge(c, r.Changes) == 0 {
 		return note, cerr
 	}
@@ -381,4 +427,65 @@ func restoreFile(root *os.Root, p string, content []byte, perm fs.FileMode) erro
 		err = cerr
 	}
 	return err
+}
+
+// keptCommands are the commands left running in the workspace, by call id:
+// until one is judged, nothing says which files it changed, so the changes
+// of any other command judged meanwhile may be its.
+type keptCommands struct {
+	mu sync.Mutex
+	m  map[string]string // call id -> command line
+}
+
+// keptRunning notes that c's command keeps running after its call.
+func (rt *Runtime) keptRunning(c *engine.Call) {
+	k := &rt.kept
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[string]string{}
+	}
+	command, _, _ := c.String("command")
+	k.m[c.ID] = command
+}
+
+func (k *keptCommands) remove(id string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.m, id)
+}
+
+// overlap marks as ambiguous the changes of c's command that a command left
+// running (another one) may have made, and says so.
+func (k *keptCommands) overlap(c *engine.Call, r *engine.Result) string {
+	k.mu.Lock()
+	var others []string
+	for id, command := range k.m {
+		if id != c.ID {
+			others = append(others, "`"+command+"`")
+		}
+	}
+	k.mu.Unlock()
+	if len(others) == 0 || len(r.Changes) == 0 {
+		return ""
+	}
+	sort.Strings(others)
+	var paths []string
+	for i := range r.Changes {
+		ch := &r.Changes[i]
+		if ch.Uninspected || strings.HasPrefix(ch.Reason, hooks.AmbiguousReason) {
+			continue
+		}
+		ch.Reason = hooks.AmbiguousReason + "a command left running was running too: " + strings.Join(others, ", ")
+		paths = append(paths, ch.Path)
+	}
+	if len(paths) == 0 {
+		return ""
+	}
+	if r.Data == nil {
+		r.Data = map[string]any{}
+	}
+	amb, _ := r.Data["ambiguous"].([]string)
+	r.Data["ambiguous"] = append(amb, paths...)
+	return fmt.Sprintf("Changed while a command left running was running too (%s); intentgate cannot tell which changed them and recorded them as ambiguous: %s\n", strings.Join(others, ", "), strings.Join(paths, ", "))
 }

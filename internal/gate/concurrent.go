@@ -79,8 +79,10 @@ type otherStep struct {
 // their tools while the command ran, and marks as ambiguous the changes both
 // made (hooks.AmbiguousReason). It returns what the model is told about
 // them. A picture not placed in time (LedgerAt and Taken unset) is left
-// alone.
-func (rt *Runtime) concurrent(c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) (string, error) {
+// alone. self is the session whose steps are the command's own (c's
+// session, or "" when the session's own tools worked while the command
+// ran).
+func (rt *Runtime) concurrent(c *engine.Call, self string, before *tools.StoredSnapshot, r *engine.Result) (string, error) {
 	if rt.stores == nil || before == nil || before.Taken.IsZero() || len(r.Changes) == 0 {
 		return "", nil
 	}
@@ -90,7 +92,7 @@ func (rt *Runtime) concurrent(c *engine.Call, before *tools.StoredSnapshot, r *e
 			paths[ch.Path] = true
 		}
 	}
-	steps, err := rt.otherSteps(c.Session, before, paths)
+	steps, err := rt.otherSteps(self, before, paths)
 	if len(steps) == 0 {
 		return "", err
 	}

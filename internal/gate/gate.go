@@ -49,6 +49,7 @@ type Runtime struct {
 	turns   turns
 	mcp     *mcphub.Hub
 	mcpOpts mcphub.ToolOptions
+	kept    keptCommands
 }
 
 // failedIntents stands in for an intents file that could not be loaded: every

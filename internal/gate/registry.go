@@ -22,6 +22,7 @@ func (rt *Runtime) registry() *engine.Registry {
 		Modes:    st.Modes,
 		MCP:      rt.mcp,
 		MCPTools: rt.mcpOpts,
-		Command:  tools.CommandOptions{Timeout: commandTimeout, Settle: rt.settle, Confine: rt.confineCommand, Picture: rt.Picture},
+		Command: tools.CommandOptions{Timeout: commandTimeout, Settle: rt.settle, Confine: rt.confineCommand, Picture: rt.Picture,
+			Detached: rt.observeKeptRunning, KeptRunning: rt.keptRunning},
 	})
 }

@@ -51,6 +51,9 @@ type installPlan struct {
 	// untrusted says why the agent would not run the hooks (Codex, a
 	// project it does not trust) and what to run; install then fails.
 	untrusted string
+	// codexTrust, when set, asks Codex for the hashes of the hooks install
+	// wrote and trusts them in the user's config (install codex --trust).
+	codexTrust *codexHookTrust
 }
 
 // Install configures agent to send its hook events to `intentgate hook
@@ -158,6 +161,14 @@ func run(o *Options, agent string, remove bool, out io.Writer) error {
 			if err := os.Remove(d); err == nil {
 				fmt.Fprintf(out, "removed %s\n", displayPath(o, d)+string(filepath.Separator))
 			}
+		}
+	}
+	if p.codexTrust != nil && !o.DryRun {
+		if err := p.codexTrust.apply(st, statePath, out); err != nil {
+			for _, n := range p.notes {
+				fmt.Fprintf(out, "note: %s\n", n)
+			}
+			return fmt.Errorf("%s %s: %w", verb, agent, err)
 		}
 	}
 	for _, n := range p.notes {
@@ -751,10 +762,14 @@ func planCodex(p *installPlan, o *Options, root string, remove bool) (err error)
 					user = ch
 				}
 				err = p.addCodexTrust(o, filepath.Join(user, "config.toml"), root, remove)
+				if o.Trust && !remove {
+					p.codexTrust = &codexHookTrust{root: root, hooks: filepath.Join(dir, "hooks.json"),
+						user: filepath.Join(user, "config.toml"), command: command}
+				}
 			}
 		}
 	}
-	if !remove {
+	if !remove && p.codexTrust == nil {
 		p.notes = append(p.notes, codexTrustNote(root))
 	}
 	return err

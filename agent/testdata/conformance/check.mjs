@@ -5,8 +5,8 @@
 //   node check.mjs INPUT.json
 //
 // INPUT: {"messages":[ClineMessage...], "tokenUsage":{...},
-//         "toolUsage":{...}, "lists":{"clineAsks":[...], ...},
-//         "referenceTools":["read_file", ...]}
+//         "toolUsage":{...}, "commandStatuses":[CommandExecutionStatus...],
+//         "lists":{"clineAsks":[...], ...}, "referenceTools":["read_file", ...]}
 // Exit status 0 when everything conforms; otherwise each problem is printed.
 import { readFileSync } from "node:fs"
 import * as types from "@roo-code/types"
@@ -27,8 +27,16 @@ if (input.toolUsage !== undefined) {
   if (!r.success) problems.push(`toolUsage: ${r.error.message}`)
 }
 
+// A running command's statuses (commandExecutionStatusSchema).
+for (const [i, s] of (input.commandStatuses ?? []).entries()) {
+  const r = types.commandExecutionStatusSchema.safeParse(s)
+  if (!r.success) problems.push(`command status ${i} (${JSON.stringify(s)}): ${r.error.message}`)
+  else if (Object.keys(s).length !== Object.keys(r.data).length) problems.push(`command status ${i} (${JSON.stringify(s)}) has fields the schema lacks`)
+}
+
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b)
 const lists = input.lists ?? {}
+if (input.lists !== undefined) {
 for (const name of ["clineAsks", "clineSays", "idleAsks", "interactiveAsks", "resumableAsks"]) {
   if (!same(lists[name], [...types[name]])) {
     problems.push(`${name}: Go has ${JSON.stringify(lists[name])}, the package has ${JSON.stringify(types[name])}`)
@@ -49,6 +57,7 @@ for (const ask of types.clineAsks) {
   for (const [fn, key] of [["isIdleAsk", "idle"], ["isInteractiveAsk", "interactive"], ["isResumableAsk", "resumable"]]) {
     if (types[fn](ask) !== Boolean(go[key])) problems.push(`${fn}(${ask}) = ${types[fn](ask)}, Go says ${Boolean(go[key])}`)
   }
+}
 }
 
 const counted = (input.messages ?? []).length
