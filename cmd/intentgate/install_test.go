@@ -126,43 +126,14 @@ func sameTree(t *testing.T, what string, a, b map[string]string) {
 	}
 }
 
-const userClaudeSettings = `{
-  "permissions": {
-    "allow": [
-      "Bash(go test:*)"
-    ],
-    "deny": []
-  },
-  "hooks": {
-    "PreToolUse": [
-      {
-        "matcher": "Bash",
-        "hooks": [
-          {
-            "type": "command",
-            "command": "./scripts/check-bash.sh",
-            "timeout": 30
-          }
-        ]
-      }
-    ],
-    "Notification": [
-      {
-        "hooks": [
-          {
-            "type": "command",
-            "command": "notify-send \"Claude <needs> you\""
-          }
-        ]
-      }
-    ]
-  },
-  "model": "opus",
-  "env": {
-    "RATIO": 1.50
-  }
-}
-`
+// userClaudeSettings is a Claude Code settings file as a person keeps it.
+var userClaudeSettings = func() string {
+	b, err := os.ReadFile("../../internal/install/testdata/user-claude-settings.json")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 func TestInstallClaudeCodeMergesAndUninstallRestores(t *testing.T) {
 	t.Parallel()

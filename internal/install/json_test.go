@@ -3,49 +3,23 @@ package install
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-// userClaudeSettings is a Claude Code settings file as a person keeps it.
-const userClaudeSettings = `{
-  "permissions": {
-    "allow": [
-      "Bash(go test:*)"
-    ],
-    "deny": []
-  },
-  "hooks": {
-    "PreToolUse": [
-      {
-        "matcher": "Bash",
-        "hooks": [
-          {
-            "type": "command",
-            "command": "./scripts/check-bash.sh",
-            "timeout": 30
-          }
-        ]
-      }
-    ],
-    "Notification": [
-      {
-        "hooks": [
-          {
-            "type": "command",
-            "command": "notify-send \"Claude <needs> you\""
-          }
-        ]
-      }
-    ]
-  },
-  "model": "opus",
-  "env": {
-    "RATIO": 1.50
-  }
+// userClaudeSettings is a Claude Code settings file as a person keeps it
+// (shared with the binary-driven install tests in cmd/intentgate).
+var userClaudeSettings = mustRead("testdata/user-claude-settings.json")
+
+func mustRead(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
-`
 
 // Whatever settings file install merges into, uninstall gives back the same
 // JSON; and a file laid out the usual way (two spaces, a final newline, as
