@@ -1,47 +1,112 @@
 package orchestration
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
-
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Git gives the revision the workspace is at, for the ledger's vcs field.
-// The repository stays open: opening it costs more than reading HEAD, and a
-// hook answers many calls.
+//
+// It reads git's files itself (HEAD, loose refs, packed-refs, a linked
+// worktree's gitdir and commondir files) rather than linking a git library:
+// every hook process links this package, and a revision is all it needs.
 type Git struct {
-	repo *git.Repository
+	// gitDir holds HEAD; commonDir the shared refs (the same directory
+	// except in a linked worktree).
+	gitDir, commonDir string
 
-	// For LazyGit: the workspace, opened on the first Head.
+	// For LazyGit: the workspace, found on the first Head.
 	dir  string
 	once sync.Once
 	err  error
 }
 
 // LazyGit is OpenGit put off until the first Head: a process that records
-// nothing (a hook answering a read, say) never opens the repository.
+// nothing (a hook answering a read, say) never looks for the repository.
 func LazyGit(workspace string) *Git {
 	return &Git{dir: workspace}
 }
 
-// OpenGit opens the git repository containing workspace, looking upwards for
-// it and following linked worktrees to their common directory. It returns
-// (nil, nil) when workspace is not inside a repository.
+// OpenGit finds the git repository containing workspace, looking upwards for
+// a .git directory or file and following linked worktrees to their common
+// directory. It returns (nil, nil) when workspace is not inside a
+// repository. Like git's own discovery, a .git without HEAD is not a
+// repository.
 func OpenGit(workspace string) (*Git, error) {
-	repo, err := git.PlainOpenWithOptions(workspace, &git.PlainOpenOptions{
-		DetectDotGit:          true,
-		EnableDotGitCommonDir: true,
-	})
-	if errors.Is(err, git.ErrRepositoryNotExists) {
-		return nil, nil
-	}
+	dir, err := filepath.Abs(workspace)
 	if err != nil {
 		return nil, fmt.Errorf("open git repository at %s: %w", workspace, err)
 	}
-	return &Git{repo: repo}, nil
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	for {
+		dotgit := filepath.Join(dir, ".git")
+		fi, err := os.Stat(dotgit)
+		switch {
+		case err == nil:
+			g, err := openDotGit(dotgit, fi)
+			if err != nil {
+				return nil, fmt.Errorf("open git repository at %s: %w", workspace, err)
+			}
+			return g, nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("open git repository at %s: %w", workspace, err)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil, nil
+		}
+		dir = parent
+	}
+}
+
+// openDotGit opens the repository of one .git entry: a directory, or a file
+// "gitdir: PATH" (a linked worktree, a submodule) naming the directory.
+func openDotGit(dotgit string, fi fs.FileInfo) (*Git, error) {
+	gitDir := dotgit
+	if !fi.IsDir() {
+		b, err := os.ReadFile(dotgit)
+		if err != nil {
+			return nil, err
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		line = strings.TrimSuffix(line, "\r")
+		p, ok := strings.CutPrefix(line, "gitdir: ")
+		if !ok || p == "" {
+			return nil, fmt.Errorf("%s: not a gitdir file (want \"gitdir: PATH\")", dotgit)
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(dotgit), p)
+		}
+		gitDir = filepath.Clean(p)
+	}
+	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s has no HEAD: not a git repository", gitDir)
+		}
+		return nil, err
+	}
+	g := &Git{gitDir: gitDir, commonDir: gitDir}
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	switch {
+	case err == nil:
+		p := strings.TrimRight(string(b), "\r\n")
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(gitDir, p)
+		}
+		g.commonDir = filepath.Clean(p)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	return g, nil
 }
 
 // Head returns the commit HEAD points to, read afresh on each call. It
@@ -55,22 +120,143 @@ func (g *Git) Head() (string, error) {
 		g.once.Do(func() {
 			var opened *Git
 			if opened, g.err = OpenGit(g.dir); opened != nil {
-				g.repo = opened.repo
+				g.gitDir, g.commonDir = opened.gitDir, opened.commonDir
 			}
 		})
 		if g.err != nil {
 			return "", g.err
 		}
-		if g.repo == nil {
+		if g.gitDir == "" {
 			return "", nil // not in a repository
 		}
 	}
-	ref, err := g.repo.Head()
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return "", nil
-	}
+	h, err := g.resolve("HEAD")
 	if err != nil {
 		return "", fmt.Errorf("read git HEAD: %w", err)
 	}
-	return ref.Hash().String(), nil
+	return h, nil
+}
+
+// maxRefDepth bounds a chain of symbolic refs, as git does.
+const maxRefDepth = 5
+
+// resolve follows the ref name to an object name; "" when it (or a ref it
+// points to) does not exist, as on an unborn branch.
+func (g *Git) resolve(name string) (string, error) {
+	for range maxRefDepth + 1 {
+		v, ok, err := g.readRef(name)
+		if err != nil || !ok {
+			return "", err
+		}
+		target, sym := strings.CutPrefix(v, "ref: ")
+		if !sym {
+			if !isObjectName(v) {
+				return "", fmt.Errorf("ref %s holds %q, not an object name", name, v)
+			}
+			return strings.ToLower(v), nil
+		}
+		name = strings.TrimSpace(target)
+		if !validRefName(name) {
+			return "", fmt.Errorf("symbolic ref to %q, which is not a ref name", name)
+		}
+	}
+	return "", fmt.Errorf("ref %s: more than %d symbolic refs in a chain", name, maxRefDepth)
+}
+
+// readRef reads one ref: the loose file first, then packed-refs. HEAD and
+// the per-worktree refs live in the worktree's own directory, the others
+// in the common one.
+func (g *Git) readRef(name string) (string, bool, error) {
+	dir := g.commonDir
+	if perWorktree(name) {
+		dir = g.gitDir
+	}
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	switch {
+	case err == nil:
+		line, _, _ := strings.Cut(string(b), "\n")
+		return strings.TrimSpace(line), true, nil
+	case errors.Is(err, fs.ErrNotExist), isDirErr(dir, name):
+		// A directory of that name holds other refs, not this one.
+	default:
+		return "", false, err
+	}
+	if !strings.HasPrefix(name, "refs/") {
+		return "", false, nil
+	}
+	return packedRef(dir, name)
+}
+
+// packedRef looks name up in dir/packed-refs.
+func packedRef(dir, name string) (string, bool, error) {
+	f, err := os.Open(filepath.Join(dir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	want := []byte(name)
+	for sc.Scan() {
+		line := bytes.TrimRight(sc.Bytes(), "\r")
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		sha, ref, ok := bytes.Cut(line, []byte{' '})
+		if ok && bytes.Equal(ref, want) {
+			return string(sha), true, nil
+		}
+	}
+	return "", false, sc.Err()
+}
+
+// perWorktree reports the refs each worktree has of its own.
+func perWorktree(name string) bool {
+	if !strings.Contains(name, "/") {
+		return true // HEAD, ORIG_HEAD and the other pseudo-refs
+	}
+	for _, p := range []string{"refs/worktree/", "refs/bisect/", "refs/rewritten/"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// isDirErr reports whether dir/name is a directory (reading it fails with
+// an error other than "not found").
+func isDirErr(dir, name string) bool {
+	fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
+	return err == nil && fi.IsDir()
+}
+
+// validRefName accepts the names a symbolic ref may point to: HEAD-like
+// names and refs/..., with no component that would leave the git directory.
+func validRefName(name string) bool {
+	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, `\`) {
+		return false
+	}
+	for _, c := range strings.Split(name, "/") {
+		if c == "" || c == "." || c == ".." {
+			return false
+		}
+	}
+	return name == "HEAD" || strings.HasPrefix(name, "refs/")
+}
+
+// isObjectName reports a SHA-1 or SHA-256 object name in hexadecimal.
+func isObjectName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package orchestration
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,5 +147,139 @@ func TestLazyGit(t *testing.T) {
 	first := gitCommit(t, repo, "a.txt", "one\n")
 	if h, err := g.Head(); h != first || err != nil {
 		t.Errorf("Head() = %q, %v; want %q", h, err, first)
+	}
+}
+
+// Head reads git's files itself; in every layout git writes, it must name
+// the commit `git rev-parse HEAD` names ("" where git finds no commit).
+func TestGitHeadMatchesGitCLI(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("git not on PATH")
+		}
+		t.Skip("git not on PATH")
+	}
+	root := t.TempDir()
+	repo := filepath.Join(root, "repo")
+	if err := os.MkdirAll(filepath.Join(repo, "deep", "er"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, repo, "init", "-q")
+	revParse := func(dir string) string {
+		cmd := exec.Command("git", "rev-parse", "--verify", "-q", "HEAD")
+		cmd.Dir = dir
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "GIT_") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "HOME="+dir)
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+			t.Fatalf("git rev-parse HEAD in %s: %v", dir, err)
+		}
+		return strings.TrimSpace(string(out)) // exit 1, nothing printed: no commit
+	}
+	check := func(t *testing.T, dir string) {
+		t.Helper()
+		want := revParse(dir)
+		g, err := OpenGit(dir)
+		if err != nil || g == nil {
+			t.Fatalf("OpenGit(%s) = %v, %v", dir, g, err)
+		}
+		if got := gitHead(t, g); got != want {
+			t.Errorf("Head() in %s = %q, git rev-parse HEAD = %q", dir, got, want)
+		}
+		if got, err := LazyGit(dir).Head(); got != want || err != nil {
+			t.Errorf("LazyGit Head() in %s = %q, %v; git says %q", dir, got, err, want)
+		}
+	}
+	check(t, repo) // unborn
+	c1 := gitCommit(t, repo, "a.txt", "1\n")
+	check(t, filepath.Join(repo, "deep", "er"))
+	gitRun(t, repo, "checkout", "-q", "-b", "feat/nested/name")
+	gitCommit(t, repo, "a.txt", "2\n")
+	check(t, repo)
+	gitRun(t, repo, "pack-refs", "--all", "--prune")
+	check(t, repo)
+	// A loose ref newer than its packed entry wins.
+	gitCommit(t, repo, "a.txt", "3\n")
+	check(t, repo)
+	// A symbolic ref pointing at another symbolic ref.
+	gitRun(t, repo, "symbolic-ref", "refs/heads/alias", "refs/heads/feat/nested/name")
+	gitRun(t, repo, "symbolic-ref", "HEAD", "refs/heads/alias")
+	check(t, repo)
+	// HEAD on a branch that does not exist (orphan): no commit.
+	gitRun(t, repo, "checkout", "-q", "--orphan", "fresh")
+	check(t, repo)
+	gitRun(t, repo, "checkout", "-q", "-f", "main")
+	check(t, repo)
+	gitRun(t, repo, "checkout", "-q", "--detach", c1)
+	check(t, repo)
+	gitRun(t, repo, "checkout", "-q", "main")
+
+	// A separate git directory: .git is a file naming it by absolute path.
+	sep := filepath.Join(root, "sep")
+	gitRun(t, root, "init", "-q", "--separate-git-dir", filepath.Join(root, "sep.git"), sep)
+	gitCommit(t, sep, "s.txt", "s\n")
+	check(t, sep)
+
+	// Linked worktrees: detached, on a branch, and one whose branch is packed.
+	wt1 := filepath.Join(root, "wt1")
+	gitRun(t, repo, "worktree", "add", "-q", "--detach", wt1, c1)
+	check(t, wt1)
+	wt2 := filepath.Join(root, "wt2")
+	gitRun(t, repo, "worktree", "add", "-q", "-b", "side", wt2)
+	gitCommit(t, wt2, "w.txt", "w\n")
+	check(t, wt2)
+	gitRun(t, repo, "pack-refs", "--all", "--prune")
+	check(t, wt2)
+	check(t, repo)
+
+	// A submodule: .git is a file with a relative path into the parent's
+	// .git/modules.
+	sub := filepath.Join(root, "subsrc")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, sub, "init", "-q")
+	gitCommit(t, sub, "x.txt", "x\n")
+	gitRun(t, repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "mod")
+	check(t, filepath.Join(repo, "mod"))
+	if b, err := os.ReadFile(filepath.Join(repo, "mod", ".git")); err != nil || !strings.HasPrefix(string(b), "gitdir: ../") {
+		t.Errorf("submodule .git = %q, %v; want a relative gitdir file", b, err)
+	}
+}
+
+// A .git file that names no directory, or a .git without HEAD, is an error
+// or no repository, never a revision.
+func TestGitBrokenDotGit(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("not a gitdir line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := OpenGit(dir); err == nil {
+		t.Errorf("OpenGit with a malformed .git file = %v, nil; want an error", g)
+	}
+	dir2 := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir2, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := OpenGit(dir2); err == nil {
+		t.Errorf("OpenGit with a .git without HEAD = %v, nil; want an error", g)
+	}
+	// A symbolic ref that tries to leave the git directory.
+	dir3 := t.TempDir()
+	gitRun(t, dir3, "init", "-q")
+	if err := os.WriteFile(filepath.Join(dir3, ".git", "HEAD"), []byte("ref: ../../etc/passwd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := OpenGit(dir3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := g.Head(); err == nil {
+		t.Errorf("Head() through ref: ../../etc/passwd = %q, nil; want an error", h)
 	}
 }
