@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd
 
-package tools
+package picture
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build unix && !(darwin || freebsd || netbsd || linux || android || dragonfly || openbsd || solaris || illumos)
 
-package tools
+package picture
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build linux
 
-package tools
+package picture
 
 import (
 	"os"

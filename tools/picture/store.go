@@ -1,4 +1,4 @@
-package tools
+package picture
 
 import (
 	"crypto/sha256"
