@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/orchestration/audit/snap"
 )
 
 // The index is derived from the ledger and only narrows which ledger lines a
@@ -33,7 +34,7 @@ import (
 // files are never rewritten, only replaced through the manifest (renamed into
 // place), so concurrent readers and updaters need no lock; an updater that
 // loses a race leaves an unreferenced segment, removed by a later update.
-const IndexDirName = "index"
+const IndexDirName = snap.IndexDirName
 
 const (
 	indexFormat  = 1
@@ -95,13 +96,7 @@ type Index struct {
 }
 
 // indexDir is where the index of the ledger at path lives.
-func indexDir(ledger string) string {
-	d := filepath.Dir(ledger)
-	if filepath.Base(d) == ".orchestration" {
-		return filepath.Join(d, IndexDirName)
-	}
-	return ledger + "." + IndexDirName
-}
+func indexDir(ledger string) string { return snap.IndexDir(ledger) }
 
 // OpenIndex opens the index of the ledger, bringing it up to date first:
 // extended by the lines appended since, or rebuilt from scratch when the
