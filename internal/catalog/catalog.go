@@ -7,16 +7,19 @@
 // set the mode policy honours (Always), and the agent's auto-approval groups
 // and tool usage report (agent).
 //
-// Adding a tool is one entry in the table and one schema file in schemas/.
+// Adding a tool is one declaration in package spec, one constructor here and
+// one schema file in schemas/.
 package catalog
 
 import (
 	"embed"
 	"slices"
+	"sync"
 
 	"github.com/intentgate/intentgate/agent/mcphub"
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
+	"github.com/intentgate/intentgate/internal/catalog/spec"
 	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/tools"
 )
@@ -46,20 +49,10 @@ type Deps struct {
 	Command  tools.CommandOptions
 }
 
-// Tool is the declaration of one tool.
+// Tool is the declaration of one tool (package spec) with its
+// implementation's constructor.
 type Tool struct {
-	Name string
-	// Group decides the modes that may call the tool and whether its calls
-	// change the workspace: edit and command tools do (engine.Spec.Mutating);
-	// a tool whose implementation is an engine.Classifier decides per call.
-	Group engine.Group
-	// Always: every mode has the tool whatever its groups (Roo Code's
-	// ALWAYS_AVAILABLE_TOOLS, and select_active_intent, since no mode may
-	// keep a model from following the intent protocol).
-	Always bool
-	// Own: the tool is intentgate's own, not one of Roo Code's
-	// (@roo-code/types toolNames); its usage is reported apart from theirs.
-	Own bool
+	spec.Tool
 	// New builds the tool's implementation.
 	New func(Deps) engine.Tool
 }
@@ -71,66 +64,48 @@ func (t Tool) Mutating() bool { return engine.Spec{Name: t.Name, Group: t.Group}
 // Schema returns the tool's JSON Schema document as the schema file holds it.
 func (t Tool) Schema() ([]byte, error) { return schemaFiles.ReadFile("schemas/" + t.Name + ".json") }
 
-// table is every tool, in the order the model reads them: intent selection,
-// reading, editing, commands, the browser, MCP, then the tools of the
-// conversation itself. The groups follow Roo Code's TOOL_GROUPS
-// (src/shared/tools.ts). Roo Code puts ask_followup_question,
-// attempt_completion and update_todo_list in no group (every mode has them);
-// here they join switch_mode and new_task under modes, the tools that act on
-// the conversation rather than the workspace. select_active_intent changes no
-// file, so it is a read tool.
-var table = []Tool{
-	{Name: hooks.SelectTool, Group: engine.GroupRead, Always: true, Own: true,
-		New: func(d Deps) engine.Tool { return hooks.SelectActiveIntent(d.Intents, d.Sessions, d.Orch) }},
-	{Name: "read_file", Group: engine.GroupRead,
-		New: func(Deps) engine.Tool { return tools.ReadFile() }},
-	{Name: "list_files", Group: engine.GroupRead,
-		New: func(Deps) engine.Tool { return tools.ListFiles(tools.ListOptions{}) }},
-	{Name: "search_files", Group: engine.GroupRead,
-		New: func(Deps) engine.Tool { return tools.SearchFiles() }},
-	{Name: "list_code_definition_names", Group: engine.GroupRead,
-		New: func(Deps) engine.Tool { return tools.ListCodeDefinitionNames() }},
-	{Name: "codebase_search", Group: engine.GroupRead,
-		New: func(Deps) engine.Tool { return tools.CodebaseSearch(tools.CodebaseSearchOptions{}) }},
-	{Name: "fetch_instructions", Group: engine.GroupRead,
-		New: func(Deps) engine.Tool { return tools.FetchInstructions() }},
-	{Name: "write_to_file", Group: engine.GroupEdit,
-		New: func(Deps) engine.Tool { return tools.WriteFile() }},
-	{Name: "apply_diff", Group: engine.GroupEdit,
-		New: func(Deps) engine.Tool { return tools.ApplyDiff() }},
-	{Name: "insert_content", Group: engine.GroupEdit,
-		New: func(Deps) engine.Tool { return tools.InsertContent() }},
-	{Name: "search_and_replace", Group: engine.GroupEdit,
-		New: func(Deps) engine.Tool { return tools.SearchAndReplace() }},
-	{Name: "execute_command", Group: engine.GroupCommand,
-		New: func(d Deps) engine.Tool { return tools.ExecuteCommand(d.Command) }},
-	{Name: "browser_action", Group: engine.GroupBrowser,
-		New: func(Deps) engine.Tool { return tools.BrowserAction(tools.BrowserOptions{}) }},
-	// MCP servers' tools and resources (.roo/mcp.json); nothing connects
-	// until a call names a server.
-	{Name: mcphub.UseToolName, Group: engine.GroupMCP,
-		New: func(d Deps) engine.Tool { return mcphub.UseTool(d.MCP, d.MCPTools) }},
-	{Name: mcphub.AccessResourceName, Group: engine.GroupMCP,
-		New: func(d Deps) engine.Tool { return mcphub.AccessResource(d.MCP, d.MCPTools) }},
-	{Name: "ask_followup_question", Group: engine.GroupModes, Always: true,
-		New: func(Deps) engine.Tool { return tools.AskFollowupQuestion() }},
-	{Name: "attempt_completion", Group: engine.GroupModes, Always: true,
-		New: func(Deps) engine.Tool { return tools.AttemptCompletion() }},
-	{Name: "switch_mode", Group: engine.GroupModes, Always: true,
-		New: func(d Deps) engine.Tool { return tools.SwitchMode(d.Modes) }},
-	{Name: "new_task", Group: engine.GroupModes, Always: true,
-		New: func(d Deps) engine.Tool { return tools.NewTask(d.Modes) }},
-	{Name: "update_todo_list", Group: engine.GroupModes, Always: true,
-		New: func(Deps) engine.Tool { return tools.UpdateTodoList() }},
+// constructors build each declared tool's implementation.
+var constructors = map[string]func(Deps) engine.Tool{
+	hooks.SelectTool:             func(d Deps) engine.Tool { return hooks.SelectActiveIntent(d.Intents, d.Sessions, d.Orch) },
+	"read_file":                  func(Deps) engine.Tool { return tools.ReadFile() },
+	"list_files":                 func(Deps) engine.Tool { return tools.ListFiles(tools.ListOptions{}) },
+	"search_files":               func(Deps) engine.Tool { return tools.SearchFiles() },
+	"list_code_definition_names": func(Deps) engine.Tool { return tools.ListCodeDefinitionNames() },
+	"codebase_search":            func(Deps) engine.Tool { return tools.CodebaseSearch(tools.CodebaseSearchOptions{}) },
+	"fetch_instructions":         func(Deps) engine.Tool { return tools.FetchInstructions() },
+	"write_to_file":              func(Deps) engine.Tool { return tools.WriteFile() },
+	"apply_diff":                 func(Deps) engine.Tool { return tools.ApplyDiff() },
+	"insert_content":             func(Deps) engine.Tool { return tools.InsertContent() },
+	"search_and_replace":         func(Deps) engine.Tool { return tools.SearchAndReplace() },
+	"execute_command":            func(d Deps) engine.Tool { return tools.ExecuteCommand(d.Command) },
+	"browser_action":             func(Deps) engine.Tool { return tools.BrowserAction(tools.BrowserOptions{}) },
+	// Nothing connects until a call names a server.
+	mcphub.UseToolName:        func(d Deps) engine.Tool { return mcphub.UseTool(d.MCP, d.MCPTools) },
+	mcphub.AccessResourceName: func(d Deps) engine.Tool { return mcphub.AccessResource(d.MCP, d.MCPTools) },
+	"ask_followup_question":   func(Deps) engine.Tool { return tools.AskFollowupQuestion() },
+	"attempt_completion":      func(Deps) engine.Tool { return tools.AttemptCompletion() },
+	"switch_mode":             func(d Deps) engine.Tool { return tools.SwitchMode(d.Modes) },
+	"new_task":                func(d Deps) engine.Tool { return tools.NewTask(d.Modes) },
+	"update_todo_list":        func(Deps) engine.Tool { return tools.UpdateTodoList() },
 }
+
+// table joins the declarations with their constructors; a declaration
+// without one has a nil New (TestSchemaFilesMatchTable fails on it).
+var table = sync.OnceValue(func() []Tool {
+	var out []Tool
+	for _, t := range spec.Tools() {
+		out = append(out, Tool{Tool: t, New: constructors[t.Name]})
+	}
+	return out
+})
 
 // Tools returns every declared tool, in the order the model reads them. The
 // caller owns the slice.
-func Tools() []Tool { return slices.Clone(table) }
+func Tools() []Tool { return slices.Clone(table()) }
 
 // Lookup returns the declaration of the named tool.
 func Lookup(name string) (Tool, bool) {
-	for _, t := range table {
+	for _, t := range table() {
 		if t.Name == name {
 			return t, true
 		}
@@ -139,20 +114,12 @@ func Lookup(name string) (Tool, bool) {
 }
 
 // Always returns the names of the tools every mode has, in table order.
-func Always() []string {
-	var out []string
-	for _, t := range table {
-		if t.Always {
-			out = append(out, t.Name)
-		}
-	}
-	return out
-}
+func Always() []string { return spec.Always() }
 
 // Registry returns a registry of every declared tool, built with d.
 func Registry(d Deps) *engine.Registry {
 	reg := engine.NewRegistry()
-	for _, t := range table {
+	for _, t := range table() {
 		reg.Register(engine.Spec{Name: t.Name, Group: t.Group, Tool: t.New(d)})
 	}
 	return reg
