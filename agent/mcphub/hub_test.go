@@ -313,7 +313,7 @@ func TestEverythingServer(t *testing.T) {
 
 func TestPromptSection(t *testing.T) {
 	e := newEnv(t)
-	p, err := e.rt.MCP().Prompt(context.Background())
+	p, err := gate.MCP(e.rt).Prompt(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,31 +1,24 @@
-// Package gate is intentgate's governed runtime: one workspace under
-// governance, built once and used by every front door (dispatch, the MCP
-// server, the external agents' hooks, the daemon, the agent loop).
-//
-// Open builds, in one place, the stores of .orchestration/, the engine with
-// every policy in its order, and the tool registry. The front doors only
-// translate their protocol into engine.Call values and hand them to
-// Dispatch (intentgate runs the tool), or to Authorize and Observe (an
-// external agent runs it). The runtime fills in the call's workspace, runs
-// the calls of one session one at a time, in the order they arrive, while
-// different sessions run concurrently, and judges what a shell command
-// changed the same way whichever door it came through: the changes are
-// judged against the session's intent, on_violation (report | revert) from
-// .orchestration/config.yaml is applied, the model is told, and the ledger
-// records the changes with the command that caused them.
+// Package gate is intentgate's governed runtime with every tool intentgate
+// runs: one workspace under governance, built once and used by every front
+// door (dispatch, the MCP server, the daemon, the agent loop). The runtime
+// itself, its policies and how it judges what a command changed are
+// package gatecore's; this package adds the tool implementations
+// (internal/catalog) and the MCP hub of the workspace's servers
+// (.roo/mcp.json). A hook process, which runs no tool, opens gatecore's
+// runtime directly and links none of them.
 package gate
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/intentgate/intentgate/agent/mcphub"
 	"github.com/intentgate/intentgate/engine"
-	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/internal/catalog"
-	"github.com/intentgate/intentgate/orchestration"
-	"github.com/intentgate/intentgate/orchestration/audit"
+	"github.com/intentgate/intentgate/internal/gatecore"
+	"github.com/intentgate/intentgate/tools"
 )
+
+// Runtime is one governed workspace (gatecore.Runtime). It is safe for
+// concurrent use.
+type Runtime = gatecore.Runtime
 
 // Options tune a Runtime.
 type Options struct {
@@ -36,211 +29,66 @@ type Options struct {
 	MCP mcphub.ToolOptions
 }
 
-// Runtime is one governed workspace. It is safe for concurrent use.
-type Runtime struct {
-	ws      *engine.Workspace
-	eng     *engine.Engine
-	stores  *orchestration.Stores // nil when .orchestration/ is not intact
-	intents hooks.Intents
-	git     *orchestration.Git
-	audit   *hooks.CommandAudit
-	trace   *hooks.Trace
-	orch    string
-	turns   turns
-	mcp     *mcphub.Hub
-	mcpOpts mcphub.ToolOptions
-	kept    keptCommands
-}
-
-// failedIntents stands in for an intents file that could not be loaded: every
-// question about intents fails, so every mutating call is refused.
-type failedIntents struct{ err error }
-
-func (f failedIntents) Current() (*orchestration.IntentSet, error) { return nil, f.err }
-
 // Open opens the governed workspace at root, the directory holding
-// .orchestration/ (Find finds it). It never creates .orchestration/: a root
-// without one is an error that names `intentgate init`.
+// .orchestration/ (Find finds it), with every tool of internal/catalog. It
+// never creates .orchestration/: a root without one is an error that names
+// `intentgate init`.
 func Open(root string, opts Options) (*Runtime, error) {
-	tuneMemory()
-	ws, err := engine.OpenWorkspace(root)
-	if err != nil {
-		return nil, err
-	}
-	rt := &Runtime{ws: ws, orch: ws.Abs(orchestration.DirName)}
-	if !isGoverned(ws.Dir) {
-		ws.Close()
-		return nil, fmt.Errorf("%s is not governed: it has no %s/; run `intentgate init` there first", root, orchestration.DirName)
-	}
-	if err := orchestration.CheckIntact(rt.orch); err != nil {
-		// Nothing may be opened through a redirected directory; every call
-		// is answered with the refusal that says why.
-		rt.eng = engine.New(engine.NewRegistry())
-		rt.eng.Use(hooks.Intact(rt.orch))
-		return rt, nil
-	}
-	if rt.stores, err = orchestration.Open(ws.Dir); err != nil {
-		ws.Close()
-		return nil, err
-	}
-	st := rt.stores
-	if st.Intents != nil {
-		rt.intents = st.Intents
-	} else {
-		rt.intents = failedIntents{st.IntentsErr}
-	}
-	// Opened when a record first needs the revision: a process that
-	// records nothing (a hook answering a read) never opens it.
-	rt.git = orchestration.LazyGit(ws.Dir)
-
-	rt.mcpOpts = opts.MCP
-	rt.mcp = mcphub.New(mcphub.Options{Workspace: ws.Dir, GlobalConfig: mcphub.DefaultGlobalConfig(), Version: opts.Version})
-	usage := hooks.NewUsage(st.Sessions)
-	reg := usage.Tools(rt.registry())
-	hl := hooks.NewHashLock(st.Sessions)
-	modes := hooks.NewModes(st.Sessions, st.Modes, catalog.Always())
-	rt.audit = hooks.NewCommandAudit(ws, rt.intents)
-	tr := hooks.NewTrace(hooks.TraceConfig{
-		Ledger: st.Ledger, Git: rt.git, Version: opts.Version,
-		Then: []hooks.Recorder{
-			hooks.NewIntentMap(rt.intents, rt.orch),
-			// Line fingerprints of each version, so blame can follow lines
-			// that later edits move.
-			audit.NewCapture(ws.Dir, st.Ledger.Path()),
-		},
-	})
-	rt.trace = tr
-	e := engine.New(reg)
-	e.Use(
-		hooks.Intact(rt.orch),
-		hooks.Gatekeeper(rt.intents, st.Sessions),
-		modes,
-		hooks.Protected(ws),
-		hooks.Scope(rt.intents),
-		hooks.PathArgScope(reg, ws, rt.intents, mcphub.ArgsOf(rt.mcp)),
-		hl,
-		mcphub.HashLock(reg, ws, st.Sessions, rt.mcp),
-	)
-	e.After(
-		rt.audit,
-		hl,
-		modes,
-		tr,
-		usage,
-	)
-	e.OnDenial(tr, usage)
-	e.Finally(hooks.NewSessionWriter(st.Sessions))
-	rt.eng = e
-	return rt, nil
+	return gatecore.Open(root, gatecore.Options{Version: opts.Version, Extend: func(d gatecore.Deps) gatecore.Extension {
+		hub := mcphub.New(mcphub.Options{Workspace: d.Workspace.Dir, GlobalConfig: mcphub.DefaultGlobalConfig(), Version: opts.Version})
+		reg := catalog.Registry(catalog.Deps{
+			Intents:  d.Intents,
+			Sessions: d.Stores.Sessions,
+			Orch:     d.Orch,
+			Modes:    d.Stores.Modes,
+			MCP:      hub,
+			MCPTools: opts.MCP,
+			Command: tools.CommandOptions{Timeout: gatecore.CommandTimeout, Settle: d.Command.Settle,
+				Confine: d.Command.Confine, Picture: d.Command.Picture,
+				Detached: d.Command.Detached, KeptRunning: d.Command.KeptRunning},
+		})
+		return gatecore.Extension{
+			Registry: reg,
+			ArgsOf:   mcphub.ArgsOf(hub),
+			Pre: func(reg *engine.Registry) []engine.PreHook {
+				return []engine.PreHook{mcphub.HashLock(reg, d.Workspace, d.Stores.Sessions, hub)}
+			},
+			Close: func() { hub.Close() },
+			Value: hub,
+		}
+	}})
 }
 
-// Close releases the workspace's stores.
-func (rt *Runtime) Close() error {
-	if rt.mcp != nil {
-		rt.mcp.Close()
-	}
-	if rt.stores != nil {
-		rt.stores.Close()
-	}
-	return rt.ws.Close()
+// MCP is the hub of the workspace's MCP servers (.roo/mcp.json) of a
+// runtime Open opened; nil for another.
+func MCP(rt *Runtime) *mcphub.Hub {
+	hub, _ := rt.Extension().(*mcphub.Hub)
+	return hub
 }
 
-// MCP is the hub of the workspace's MCP servers (.roo/mcp.json).
-func (rt *Runtime) MCP() *mcphub.Hub { return rt.mcp }
+// Find returns the governed workspace containing start (gatecore.Find).
+func Find(start string) (root string, err error) { return gatecore.Find(start) }
 
-// Root is the workspace's directory, with symlinks resolved.
-func (rt *Runtime) Root() string { return rt.ws.Dir }
+// NoteKey is the key under which a command's result carries what other
+// sessions changed meanwhile (gatecore.NoteKey).
+const NoteKey = gatecore.NoteKey
 
-// Workspace is the workspace calls are confined to.
-func (rt *Runtime) Workspace() *engine.Workspace { return rt.ws }
+// PendingEditKey is the session state key of an external agent's pending
+// edit of rel (gatecore.PendingEditKey).
+func PendingEditKey(rel string) string { return gatecore.PendingEditKey(rel) }
 
-// Engine is the runtime's engine. Hooks added to it must be added before the
-// runtime's first call (the engine's hook lists are not guarded).
-func (rt *Runtime) Engine() *engine.Engine { return rt.eng }
+// Exec and its types run a command confined to an intent
+// (gatecore.Exec).
+type (
+	ExecOptions   = gatecore.ExecOptions
+	ExecError     = gatecore.ExecError
+	Ownership     = gatecore.Ownership
+	IntentVerdict = gatecore.IntentVerdict
+)
 
-// Registry is the tools calls are routed to.
-func (rt *Runtime) Registry() *engine.Registry { return rt.eng.Registry() }
+// Exec runs args confined to the intent of a session (gatecore.Exec).
+var Exec = gatecore.Exec
 
-// Intents are the intents in force.
-func (rt *Runtime) Intents() hooks.Intents {
-	if rt.intents == nil {
-		return failedIntents{fmt.Errorf("%s is not intact", rt.orch)}
-	}
-	return rt.intents
-}
-
-// Stores are the workspace's .orchestration/ stores; nil while the directory
-// is not intact (every call is then refused).
-func (rt *Runtime) Stores() *orchestration.Stores { return rt.stores }
-
-// IntentsProblem is why the last edit of active_intents.yaml was rejected
-// (the previous intents stay in force), or nil.
-func (rt *Runtime) IntentsProblem() error {
-	if rt.stores == nil || rt.stores.Intents == nil {
-		return nil
-	}
-	return rt.stores.Intents.Problem()
-}
-
-// prepare fills in what the runtime owns in a call.
-func (rt *Runtime) prepare(c *engine.Call) { c.WS = rt.ws }
-
-// Dispatch runs a call through the pre-hooks, its tool and the post-hooks,
-// after the calls of its session that came before it. It returns what
-// engine.Engine.Dispatch returns.
-func (rt *Runtime) Dispatch(ctx context.Context, c *engine.Call) (*engine.Result, error) {
-	ctx, release, err := rt.Hold(ctx, c.Session)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	rt.prepare(c)
-	return rt.eng.Dispatch(ctx, c)
-}
-
-// DispatchApproved is Dispatch with approve asked between the pre-hooks and
-// the tool (engine.Engine.DispatchApproved), within the session's turn.
-func (rt *Runtime) DispatchApproved(ctx context.Context, c *engine.Call, approve engine.Approve) (*engine.Result, error) {
-	ctx, release, err := rt.Hold(ctx, c.Session)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	rt.prepare(c)
-	return rt.eng.DispatchApproved(ctx, c, approve)
-}
-
-// Authorize runs the pre-hooks only, for a tool an external agent runs. It
-// returns nil or a *engine.Denial.
-func (rt *Runtime) Authorize(ctx context.Context, c *engine.Call) error {
-	ctx, release, err := rt.Hold(ctx, c.Session)
-	if err != nil {
-		return err
-	}
-	defer release()
-	rt.prepare(c)
-	return rt.eng.Authorize(ctx, c)
-}
-
-// Check answers what Authorize would, recording nothing: it judges a change
-// an external agent reports after making it.
-func (rt *Runtime) Check(ctx context.Context, c *engine.Call) error {
-	ctx, release, err := rt.Hold(ctx, c.Session)
-	if err != nil {
-		return err
-	}
-	defer release()
-	rt.prepare(c)
-	return rt.eng.Check(ctx, c)
-}
-
-// Observe runs the post-hooks for a call an external agent ran.
-func (rt *Runtime) Observe(ctx context.Context, c *engine.Call, r *engine.Result) error {
-	ctx, release, err := rt.Hold(ctx, c.Session)
-	if err != nil {
-		return err
-	}
-	defer release()
-	rt.prepare(c)
-	return rt.eng.Observe(ctx, c, r)
-}
+// Explain says which intents own path in the workspace at dir
+// (gatecore.Explain).
+func Explain(dir, path string) (*Ownership, error) { return gatecore.Explain(dir, path) }

@@ -1,4 +1,4 @@
-package gate
+package gatecore
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/internal/sandbox"
 	"github.com/intentgate/intentgate/orchestration"
-	"github.com/intentgate/intentgate/tools"
+	"github.com/intentgate/intentgate/tools/picture"
 )
 
 // A shell command cannot be judged before it runs, so it is judged by what
 // it changed: the workspace is pictured before it (Picture) and compared
-// after it (tools.Changes). Whether intentgate ran the command (Dispatch) or
+// after it (picture.Changes). Whether intentgate ran the command (Dispatch) or
 // an external agent did (its pre-tool event takes the picture, its post-tool
 // event calls ObserveCommand), the changes then take the same path through
 // settle: judged against the session's intent, restored when
@@ -33,7 +33,7 @@ import (
 // says what could not be judged or recorded. output is what the command
 // printed as the agent reported it ("" when it does not): the writes the
 // sandbox refused it are read from there and recorded.
-func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, output string) (*engine.Result, error) {
+func (rt *Runtime) ObserveCommand(ctx context.Context, c *engine.Call, before *picture.StoredSnapshot, output string) (*engine.Result, error) {
 	return rt.observeCommand(ctx, c, before, output)
 }
 
@@ -48,7 +48,7 @@ type keptRunning struct{}
 // session's are (they are recorded in the ledger and the journal), and
 // that the call, counted when it returned, is not counted again. The
 // result's Output holds everything the model is told.
-func (rt *Runtime) observeKeptRunning(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, output string) (*engine.Result, error) {
+func (rt *Runtime) observeKeptRunning(ctx context.Context, c *engine.Call, before *picture.StoredSnapshot, output string) (*engine.Result, error) {
 	// It counts as running until its changes are in the ledger, where
 	// the judgements of other commands find them.
 	defer rt.kept.remove(c.ID)
@@ -64,14 +64,14 @@ func (rt *Runtime) observeKeptRunning(ctx context.Context, c *engine.Call, befor
 	return r, err
 }
 
-func (rt *Runtime) observeCommand(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, output string) (*engine.Result, error) {
+func (rt *Runtime) observeCommand(ctx context.Context, c *engine.Call, before *picture.StoredSnapshot, output string) (*engine.Result, error) {
 	ctx, release, err := rt.Hold(ctx, c.Session)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	rt.prepare(c)
-	changes, err := tools.Changes(rt.ws.Dir, before)
+	changes, err := picture.Changes(rt.ws.Dir, before)
 	if err != nil {
 		return nil, fmt.Errorf("the workspace cannot be pictured after the command: %w", err)
 	}
@@ -112,7 +112,7 @@ const NoteKey = "note"
 // ** a command can create .codex/, .claude/, .mcp.json...: their files are
 // violations restored above, the directories left empty go here). It runs
 // before the post-hooks, so the ledger records the changes as judged here.
-func (rt *Runtime) settle(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) error {
+func (rt *Runtime) settle(ctx context.Context, c *engine.Call, before *picture.StoredSnapshot, r *engine.Result) error {
 	note, err := rt.settleNote(ctx, c, before, r)
 	if note != "" {
 		if r.Output != "" && !strings.HasSuffix(r.Output, "\n") {
@@ -125,7 +125,7 @@ func (rt *Runtime) settle(ctx context.Context, c *engine.Call, before *tools.Sto
 
 // settleNote is settle, returning apart what the model is told about other
 // sessions' changes during the command (rt.concurrent).
-func (rt *Runtime) settleNote(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) (string, error) {
+func (rt *Runtime) settleNote(ctx context.Context, c *engine.Call, before *picture.StoredSnapshot, r *engine.Result) (string, error) {
 	note, err := rt.judge(ctx, c, before, r)
 	return note, errors.Join(err, rt.sweep(before, r), rt.recordRefusals(ctx, c, r))
 }
@@ -192,7 +192,7 @@ func refusedRel(ws, cwd, p string) string {
 // the picture before the command, as long as they hold no file: a file in
 // them is a change, judged and restored by settle. It tells the model what
 // it removed.
-func (rt *Runtime) sweep(before *tools.StoredSnapshot, r *engine.Result) error {
+func (rt *Runtime) sweep(before *picture.StoredSnapshot, r *engine.Result) error {
 	removed, err := sweepGovernance(rt.ws.Dir, before, r.Changes)
 	if len(removed) > 0 {
 		if r.Output != "" && !strings.HasSuffix(r.Output, "\n") {
@@ -212,7 +212,7 @@ func (rt *Runtime) sweep(before *tools.StoredSnapshot, r *engine.Result) error {
 
 // sweepGovernance is sweep's work; it returns the workspace-relative paths
 // it removed.
-func sweepGovernance(dir string, before *tools.StoredSnapshot, changes []engine.FileChange) ([]string, error) {
+func sweepGovernance(dir string, before *picture.StoredSnapshot, changes []engine.FileChange) ([]string, error) {
 	existed := func(rel string) bool {
 		if _, ok := before.Files[rel]; ok {
 			return true
@@ -287,7 +287,7 @@ func onlyDirs(root *os.Root, rel string) bool {
 
 // judge is settle's judgement of the changes; it returns apart what the
 // model is told about other sessions' changes during the command.
-func (rt *Runtime) judge(ctx context.Context, c *engine.Call, before *tools.StoredSnapshot, r *engine.Result) (string, error) {
+func (rt *Runtime) judge(ctx context.Context, c *engine.Call, before *picture.StoredSnapshot, r *engine.Result) (string, error) {
 	self := c.Session
 	if ctx.Value(keptRunning{}) != nil {
 		// The session went on while its command ran: its own tools'
@@ -363,7 +363,7 @@ func (rt *Runtime) judge(ctx context.Context, c *engine.Call, before *tools.Stor
 // state in the picture, through an os.Root so that no link the command left
 // can redirect the restore. It returns, per path, why a file could not be
 // restored (nil when it was).
-func restore(dir string, st *tools.StoredSnapshot, bad []engine.FileChange) map[string]error {
+func restore(dir string, st *picture.StoredSnapshot, bad []engine.FileChange) map[string]error {
 	out := map[string]error{}
 	root, err := os.OpenRoot(dir)
 	if err != nil {

@@ -1,4 +1,4 @@
-package gate
+package gatecore
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/orchestration"
-	"github.com/intentgate/intentgate/tools"
+	"github.com/intentgate/intentgate/tools/picture"
 )
 
 // A command is judged by comparing the workspace before and after it, but
@@ -49,7 +49,7 @@ const pendingWindow = 10 * time.Minute
 // Picture is the workspace before a command, placed in time (the clock and
 // the ledger's length) so that what other sessions record while the command
 // runs can be told apart from what the command does.
-func (rt *Runtime) Picture() (*tools.StoredSnapshot, error) {
+func (rt *Runtime) Picture() (*picture.StoredSnapshot, error) {
 	at := int64(0)
 	if rt.stores != nil {
 		if fi, err := os.Stat(rt.stores.Ledger.Path()); err == nil {
@@ -57,7 +57,7 @@ func (rt *Runtime) Picture() (*tools.StoredSnapshot, error) {
 		}
 	}
 	taken := time.Now().UTC()
-	st, err := tools.Picture(rt.ws.Dir)
+	st, err := picture.Picture(rt.ws.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ type otherStep struct {
 // alone. self is the session whose steps are the command's own (c's
 // session, or "" when the session's own tools worked while the command
 // ran).
-func (rt *Runtime) concurrent(c *engine.Call, self string, before *tools.StoredSnapshot, r *engine.Result) (string, error) {
+func (rt *Runtime) concurrent(c *engine.Call, self string, before *picture.StoredSnapshot, r *engine.Result) (string, error) {
 	if rt.stores == nil || before == nil || before.Taken.IsZero() || len(r.Changes) == 0 {
 		return "", nil
 	}
@@ -167,7 +167,7 @@ func explained(from, to string, steps []otherStep) bool {
 // otherSteps returns, per path of paths, the changes other sessions made or
 // are making to it since the picture, in ledger order, the recorded ones
 // first.
-func (rt *Runtime) otherSteps(self string, before *tools.StoredSnapshot, paths map[string]bool) (map[string][]otherStep, error) {
+func (rt *Runtime) otherSteps(self string, before *picture.StoredSnapshot, paths map[string]bool) (map[string][]otherStep, error) {
 	out := map[string][]otherStep{}
 	var errs []error
 	if err := scanLedgerFrom(rt.stores.Ledger.Path(), before.LedgerAt, func(rec *orchestration.Record) {
