@@ -11,7 +11,7 @@ import (
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/orchestration"
-	"github.com/intentgate/intentgate/prompts"
+	"github.com/intentgate/intentgate/prompts/protocol"
 )
 
 // sessionStart gives the model the intent protocol and the declared intents;
@@ -53,7 +53,7 @@ func externalContext(intents hooks.Intents, current string) string {
 	b.WriteString("<intentgate>\nThis workspace is governed by intentgate: its hooks check every file change and command you make here.\n")
 	b.WriteString("To select an intent, call the select_active_intent tool of the \"intentgate\" MCP server with its intent_id, " +
 		"or ask the user to name it in a prompt: an @ followed by the intent's id.\n")
-	b.WriteString(prompts.IntentProtocol())
+	b.WriteString(protocol.IntentProtocol())
 	set, err := intents.Current()
 	switch {
 	case err != nil:

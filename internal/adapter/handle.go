@@ -12,7 +12,7 @@ import (
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
-	"github.com/intentgate/intentgate/internal/gate"
+	"github.com/intentgate/intentgate/internal/gatecore"
 	"github.com/intentgate/intentgate/orchestration"
 )
 
@@ -30,7 +30,7 @@ type Handler struct {
 	OnlyGoverned bool
 	// Open returns the runtime of the governed workspace at root and what to
 	// call when the event is done with it. Nil opens one per event.
-	Open func(root string) (rt *gate.Runtime, release func(), err error)
+	Open func(root string) (rt *gatecore.Runtime, release func(), err error)
 	// Forward offers an event to a daemon serving root; ok is false when
 	// none handled it, and the event is then handled here.
 	Forward func(ctx context.Context, root, agent string, raw []byte) (r Reply, ok bool)
@@ -106,13 +106,13 @@ type hookRun struct {
 	ev   *Event
 	raw  []byte // the event as read, for a daemon to handle
 	errw io.Writer
-	rt   *gate.Runtime
+	rt   *gatecore.Runtime
 	dir  string // the workspace as found, spelled like the agent's paths
 
 	intent, mode string // the session's, for post-hooks
 	violation    string // post: why the pre-hooks would have refused the change being recorded
 	warnings     []string
-	note         string // post: what other sessions changed during a command (gate.NoteKey)
+	note         string // post: what other sessions changed during a command (gatecore.NoteKey)
 }
 
 func (h *hookRun) warnf(format string, args ...any) {
@@ -132,11 +132,14 @@ func (h *hookRun) sessions() *orchestration.SessionStore {
 
 func (h *hookRun) orch() string { return filepath.Join(h.rt.Root(), orchestration.DirName) }
 
-func (h *hookRun) open(dir string) (*gate.Runtime, func(), error) {
+func (h *hookRun) open(dir string) (*gatecore.Runtime, func(), error) {
 	if h.hd.Open != nil {
 		return h.hd.Open(dir)
 	}
-	rt, err := gate.Open(dir, gate.Options{Version: h.hd.Version})
+	// A hook event runs no tool (select_active_intent aside), so the
+	// runtime has the tools' declarations only: it judges and records as
+	// a full one does, and the hook process links no tool implementation.
+	rt, err := gatecore.Open(dir, gatecore.Options{Version: h.hd.Version})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -256,7 +259,7 @@ func (h *hookRun) workspace() (string, bool) {
 		}
 	}
 	for _, s := range starts {
-		if root, err := gate.Find(s); err == nil {
+		if root, err := gatecore.Find(s); err == nil {
 			return root, true
 		}
 	}

@@ -16,9 +16,9 @@ import (
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/internal/fsx"
-	"github.com/intentgate/intentgate/internal/gate"
+	"github.com/intentgate/intentgate/internal/gatecore"
 	"github.com/intentgate/intentgate/orchestration"
-	"github.com/intentgate/intentgate/tools"
+	"github.com/intentgate/intentgate/tools/picture"
 )
 
 // What a pre-tool event leaves in the session for its post event, which runs
@@ -54,7 +54,7 @@ type snapRef struct {
 
 // fileKey is where an edit's pre-image waits for its post event; other
 // sessions' commands read it to know the edit is under way.
-func fileKey(rel string) string { return gate.PendingEditKey(rel) }
+func fileKey(rel string) string { return gatecore.PendingEditKey(rel) }
 
 func (h *hookRun) cmdKey() string { return statePrefix + "cmd:" + h.ev.CallKey() }
 
@@ -329,7 +329,7 @@ func (h *hookRun) observeCommand(ctx context.Context, c *engine.Call) string {
 	case ref.SHA256 == "" || engine.Hash(data) != ref.SHA256 || (noted != "" && noted != ref.SHA256):
 		return h.refuseSession("the picture of the workspace taken before this command was altered")
 	}
-	var st tools.StoredSnapshot
+	var st picture.StoredSnapshot
 	if err := json.Unmarshal(data, &st); err != nil {
 		return h.refuseSession("the picture of the workspace taken before this command cannot be read: " + err.Error())
 	}
@@ -340,7 +340,7 @@ func (h *hookRun) observeCommand(ctx context.Context, c *engine.Call) string {
 	if res == nil {
 		return ""
 	}
-	if note, _ := res.Data[gate.NoteKey].(string); note != "" {
+	if note, _ := res.Data[gatecore.NoteKey].(string); note != "" {
 		h.note = strings.TrimSpace(h.note + "\n" + note)
 	}
 	return res.Output
