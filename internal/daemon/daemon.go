@@ -40,13 +40,6 @@ import (
 // process, so the answers are the same either way, and a hook process and
 // the daemon can take turns within one session.
 
-// SocketName is the daemon's socket in .orchestration/.
-const SocketName = "intentgate.sock"
-
-// daemonDirHeader carries the workspace the hook process found, as it found
-// it, to the daemon.
-const daemonDirHeader = "X-Intentgate-Dir"
-
 // Options say what to serve.
 type Options struct {
 	Workspace string
@@ -366,13 +359,6 @@ func (d *Daemon) handler(dir string, stderr io.Writer) *adapter.Handler {
 			}
 			return d.rt, func() {}, nil
 		}}
-}
-
-// daemonReply is the socket protocol's answer: the reply in neutral form, for
-// the hook process to render, and what would have gone to its stderr.
-type daemonReply struct {
-	Reply  adapter.Reply `json:"reply"`
-	Stderr string        `json:"stderr,omitempty"`
 }
 
 // hookSocket answers `intentgate hook`, which has read and parsed the event

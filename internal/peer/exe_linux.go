@@ -23,3 +23,16 @@ func SameExecutable(pid int) error {
 	}
 	return nil
 }
+
+// SameExecutableAs fails unless process pid runs this process's executable
+// or one of the files at paths.
+func SameExecutableAs(pid int, paths ...string) error {
+	if SameExecutable(pid) == nil {
+		return nil
+	}
+	pf, err := os.Stat(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return err
+	}
+	return sameAsOneOf(pf, paths)
+}
