@@ -258,7 +258,8 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 // wall time and CPU time (user+system), medians, and their ratios (goal: at
 // most 2). The version case starts `intentgate --version` instead, which
 // reads no event: the cost of starting the binary alone, so that what the
-// hook itself adds is the difference.
+// hook itself adds is the difference. The lean cases start intentgate-hook,
+// the hook as a program of its own (intentgateHook), with the same events.
 func BenchmarkHookStart(b *testing.B) {
 	const session = "bench-session"
 	ws := workspace(b, session)
@@ -266,11 +267,17 @@ func BenchmarkHookStart(b *testing.B) {
 		"read":  {"tool_name": "Read", "tool_input": map[string]any{"file_path": filepath.Join(ws, "src", "app.txt")}},
 		"write": {"tool_name": "Write", "tool_input": map[string]any{"file_path": filepath.Join(ws, "src", "new.txt"), "content": "package app\n"}},
 	}
-	for _, name := range []string{"read", "write", "version"} {
+	for _, name := range []string{"read", "write", "version", "lean-read", "lean-write"} {
 		b.Run(name, func(b *testing.B) {
+			ig := intentgate(b)
 			args, kind, what := []string{"hook", "claude-code"}, name, name+" event"
-			if name == "version" {
+			switch name {
+			case "version":
 				args, kind, what = []string{"--version"}, "read", "--version"
+			case "lean-read", "lean-write":
+				ig = intentgateHook(b)
+				args, kind = []string{"claude-code"}, strings.TrimPrefix(name, "lean-")
+				what = "intentgate-hook, " + kind + " event"
 			}
 			ev := map[string]any{"session_id": session, "cwd": ws, "hook_event_name": "PreToolUse", "tool_use_id": "toolu_bench"}
 			for k, v := range events[kind] {
@@ -293,7 +300,7 @@ func BenchmarkHookStart(b *testing.B) {
 				}
 				return wall, c.ProcessState.UserTime() + c.ProcessState.SystemTime()
 			}
-			ig, mini := intentgate(b), helper(b, "minihook")
+			mini := helper(b, "minihook")
 			run(ig, args...)
 			run(mini)
 			var gw, gc, bw, bc []time.Duration

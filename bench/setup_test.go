@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -44,6 +45,44 @@ func intentgate(b *testing.B) string {
 		b.Fatal(buildErr)
 	}
 	return builtBin
+}
+
+var (
+	hookOnce sync.Once
+	hookBin  string
+	hookErr  error
+)
+
+// intentgateHook is the lean hook program, cmd/intentgate-hook: the one
+// beside INTENTGATE_BENCH_BIN when that names a build, else built once per
+// run. A build from before the program existed has none: the lean cases
+// are then skipped.
+func intentgateHook(b *testing.B) string {
+	b.Helper()
+	hookOnce.Do(func() {
+		if p := os.Getenv("INTENTGATE_BENCH_BIN"); p != "" {
+			hookBin = filepath.Join(filepath.Dir(p), "intentgate-hook")
+			if _, err := os.Stat(hookBin); err != nil {
+				hookErr = fmt.Errorf("no intentgate-hook beside %s", p)
+			}
+			return
+		}
+		dir, err := os.MkdirTemp("", "intentgate-bench-")
+		if err != nil {
+			hookErr = err
+			return
+		}
+		hookBin = filepath.Join(dir, "intentgate-hook")
+		cmd := exec.Command("go", "build", "-o", hookBin, "./cmd/intentgate-hook")
+		cmd.Dir = ".."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			hookErr = &buildError{err, out}
+		}
+	})
+	if hookErr != nil {
+		b.Skip(hookErr)
+	}
+	return hookBin
 }
 
 type buildError struct {
