@@ -57,8 +57,12 @@ func Doctor(ws string, agents []string, named bool, out io.Writer) int {
 			continue
 		}
 		found++
-		ok("%s: hooks installed, running %q", agent, command)
 		bin := firstWord(command)
+		which := "intentgate's hook command"
+		if IsLeanHook(bin) {
+			which = "intentgate-hook, the lean hook program"
+		}
+		ok("%s: hooks installed, running %q (%s)", agent, command, which)
 		if p, err := exec.LookPath(bin); err != nil {
 			problem("%s: the hook command %q is not found (%v): the agent runs ungoverned; run `intentgate install %s` again", agent, bin, err, agent)
 			continue

@@ -7,7 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -24,6 +26,11 @@ type Options struct {
 	Command   string // how the agent runs intentgate: a name on PATH or an absolute path
 	Trust     bool   // codex: record the project's trust in the user's config
 	Daemon    string // claude-code: the loopback address of `intentgate serve`
+
+	// lean is how the agent runs intentgate-hook, the lean hook program,
+	// found beside the intentgate of Command (leanHook); "" writes
+	// "<Command> hook AGENT".
+	lean string
 }
 
 // fileEdit is one file install changes.
@@ -87,6 +94,7 @@ func run(o *Options, agent string, remove bool, out io.Writer) error {
 		if err := o.resolveCommand(out); err != nil {
 			return err
 		}
+		o.lean = o.leanHook()
 	}
 	p, err := planInstall(o, agent, remove)
 	if err != nil {
@@ -209,9 +217,14 @@ func displayPath(o *Options, p string) string {
 	return p
 }
 
-// hookCommand is the command line an agent runs for its hook events.
+// hookCommand is the command line an agent runs for its hook events:
+// "intentgate-hook AGENT" where the lean hook program lies beside intentgate,
+// "intentgate hook AGENT" otherwise. Both answer alike.
 func (o *Options) hookCommand(agent string) string {
 	c := shellQuote(o.Command) + " hook " + agent
+	if o.lean != "" {
+		c = shellQuote(o.lean) + " " + agent
+	}
 	if o.Global {
 		c += " --only-governed"
 	}
@@ -226,16 +239,75 @@ func shellQuote(s string) string {
 }
 
 // oursCommand recognizes the hook commands install writes for agent, with
-// any intentgate binary: "<intentgate> hook <agent> [--only-governed]".
+// any intentgate binary: "<intentgate> hook <agent> [--only-governed]" and
+// "<intentgate-hook> <agent> [--only-governed]".
 func (o *Options) oursCommand(agent string) func(string) bool {
 	return func(cmd string) bool {
 		cmd = strings.TrimSuffix(strings.TrimSpace(cmd), " --only-governed")
-		bin, ok := strings.CutSuffix(cmd, " hook "+agent)
-		if !ok {
-			return false
+		if bin, ok := strings.CutSuffix(cmd, " hook "+agent); ok {
+			return isIntentgateBinary(o, bin)
 		}
-		return isIntentgateBinary(o, bin)
+		if bin, ok := strings.CutSuffix(cmd, " "+agent); ok {
+			return IsLeanHook(bin)
+		}
+		return false
 	}
+}
+
+// LeanHookName is the lean hook program's name (with .exe on Windows).
+const LeanHookName = "intentgate-hook"
+
+// IsLeanHook reports whether bin, a command's first word as written (maybe
+// quoted), names the lean hook program.
+func IsLeanHook(bin string) bool {
+	bin = strings.TrimSpace(bin)
+	if len(bin) >= 2 && (bin[0] == '\'' || bin[0] == '"') && bin[len(bin)-1] == bin[0] {
+		bin = bin[1 : len(bin)-1]
+	}
+	base := bin[strings.LastIndexAny(bin, `/\`)+1:]
+	return strings.TrimSuffix(strings.ToLower(base), ".exe") == LeanHookName
+}
+
+// leanHook finds intentgate-hook beside the intentgate the hooks would run
+// (Command, on PATH or absolute, as linked or where the link points): the
+// same installation, so the same version. It returns the name when the
+// agent finds that very file on PATH, its absolute path otherwise, and ""
+// when there is none.
+func (o *Options) leanHook() string {
+	bin := o.Command
+	if !filepath.IsAbs(bin) {
+		p, err := exec.LookPath(bin)
+		if err != nil {
+			return ""
+		}
+		if bin, err = filepath.Abs(p); err != nil {
+			return ""
+		}
+	}
+	name := LeanHookName
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	dirs := []string{filepath.Dir(bin)}
+	if real, err := filepath.EvalSymlinks(bin); err == nil && filepath.Dir(real) != dirs[0] {
+		dirs = append(dirs, filepath.Dir(real))
+	}
+	for _, d := range dirs {
+		lean := filepath.Join(d, name)
+		fi, err := os.Stat(lean)
+		if err != nil || fi.IsDir() || (runtime.GOOS != "windows" && fi.Mode().Perm()&0o111 == 0) {
+			continue
+		}
+		if !filepath.IsAbs(o.Command) {
+			if p, err := exec.LookPath(LeanHookName); err == nil {
+				if pf, err := os.Stat(p); err == nil && os.SameFile(pf, fi) {
+					return LeanHookName
+				}
+			}
+		}
+		return lean
+	}
+	return ""
 }
 
 func isIntentgateBinary(o *Options, bin string) bool {
