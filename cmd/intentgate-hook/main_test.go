@@ -312,6 +312,12 @@ func TestAnswersLikeIntentgateHook(t *testing.T) {
 	if len(dirs) < 8 {
 		t.Fatalf("found %d payload directories, want the captured ones and testdata/hooks: %v", len(dirs), dirs)
 	}
+	recorded := 0
+	defer func() {
+		if recorded < 10 {
+			t.Errorf("the events left %d ledger records in all: the comparison proves little", recorded)
+		}
+	}()
 	for _, dir := range dirs {
 		rel, _ := filepath.Rel("../intentgate/testdata", dir)
 		t.Run(filepath.ToSlash(rel), func(t *testing.T) {
@@ -348,9 +354,7 @@ func TestAnswersLikeIntentgateHook(t *testing.T) {
 					t.Errorf("only intentgate-hook left %s", rel)
 				}
 			}
-			if len(a.records) == 0 {
-				t.Errorf("the events left no ledger record: the comparison proves little")
-			}
+			recorded += len(a.records)
 			t.Logf("%d events, %d records", len(events), len(a.records))
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/intentgate/intentgate/engine"
@@ -76,16 +77,32 @@ func (h *hookRun) shellReply() Reply {
 // exec for session in the workspace ws. Every part is single-quoted, so
 // nothing in the original command is interpreted by the outer shell.
 func ExecCommandLine(session, ws, command string) string {
-	self, err := os.Executable()
-	if err != nil {
-		self = "intentgate"
-	}
+	self := intentgateExecutable()
 	shell := "sh"
 	if p, err := exec.LookPath("bash"); err == nil {
 		shell = p // the agents' shell tools speak bash
 	}
 	return strings.Join([]string{singleQuote(self), "exec", "--session", singleQuote(session),
 		"--workspace", singleQuote(ws), "--", singleQuote(shell), "-c", singleQuote(command)}, " ")
+}
+
+// intentgateExecutable is the intentgate that runs `intentgate exec`: this
+// process's executable, or, in intentgate-hook (which has no exec command),
+// the intentgate installed beside it.
+func intentgateExecutable() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "intentgate"
+	}
+	dir, base := filepath.Split(self)
+	if ext := filepath.Ext(base); strings.EqualFold(ext, ".exe") {
+		if strings.EqualFold(strings.TrimSuffix(base, ext), "intentgate-hook") {
+			return filepath.Join(dir, "intentgate"+ext)
+		}
+	} else if base == "intentgate-hook" {
+		return filepath.Join(dir, "intentgate")
+	}
+	return self
 }
 
 // singleQuote quotes s for a POSIX shell: inside single quotes nothing is
