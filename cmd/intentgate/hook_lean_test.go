@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/intentgate/intentgate/internal/daemon"
+	"github.com/intentgate/intentgate/orchestration"
+)
+
+var (
+	leanOnce sync.Once
+	leanErr  error
+)
+
+// leanBinary builds intentgate-hook beside the intentgate the tests run, as
+// `go install ./cmd/...` puts them.
+func leanBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(filepath.Dir(e2eBinary(t)), "intentgate-hook")
+	leanOnce.Do(func() {
+		if out, err := exec.Command("go", "build", "-o", bin, "../intentgate-hook").CombinedOutput(); err != nil {
+			leanErr = &buildError{what: "go build ../intentgate-hook", err: err, out: out}
+		}
+	})
+	if leanErr != nil {
+		t.Fatal(leanErr)
+	}
+	return bin
+}
+
+type buildError struct {
+	what string
+	err  error
+	out  []byte
+}
+
+func (e *buildError) Error() string { return e.what + ": " + e.err.Error() + "\n" + string(e.out) }
+
+// leanProcess runs `intentgate-hook claude-code` with env added.
+func leanProcess(t *testing.T, env ...string) hookChannel {
+	return func(raw []byte) string {
+		t.Helper()
+		cmd := exec.Command(leanBinary(t), "claude-code")
+		cmd.Dir = t.TempDir()
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "CLAUDE_PROJECT_DIR=") &&
+				(!strings.HasPrefix(kv, "INTENTGATE_") || strings.HasPrefix(kv, "INTENTGATE_ANCHOR_DIR=")) {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, env...)
+		cmd.Stdin = bytes.NewReader(raw)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("intentgate-hook: %v\n%s", err, stderr.String())
+		}
+		if stderr.Len() > 0 {
+			t.Logf("intentgate-hook stderr: %s", stderr.String())
+		}
+		return stdout.String()
+	}
+}
+
+// intentgate-hook hands events to a running `intentgate serve` through its
+// socket (the daemon runs the intentgate beside it, which it trusts), and
+// the answers are those of intentgate-hook on its own and of
+// `intentgate hook`.
+func TestLeanHookThroughDaemon(t *testing.T) {
+	if !daemon.CanVerifyPeer {
+		t.Skip("hooks use no socket on this system")
+	}
+	files := map[string]string{"README.md": "line1\nalpha\nline3\n"}
+	full := newHookEnv(t, "claude-code", files)
+	alone := newHookEnv(t, "claude-code", files)
+	viaSocket := newHookEnv(t, "claude-code", files)
+	d := startServe(t, viaSocket.ws)
+	runs := []struct {
+		name string
+		e    *hookEnv
+		send hookChannel
+	}{
+		{"intentgate hook", full, hookProcess(t, "INTENTGATE_NO_DAEMON=1")},
+		{"intentgate-hook", alone, leanProcess(t, "INTENTGATE_NO_DAEMON=1")},
+		{"intentgate-hook via the daemon", viaSocket, leanProcess(t)},
+	}
+	steps := []struct {
+		event  string
+		set    map[string]any
+		effect func(e *hookEnv)
+	}{
+		{"SessionStart", nil, nil},
+		{"UserPromptSubmit", map[string]any{"prompt": "work on @INT-001 please"}, nil},
+		{"PreToolUse-Write", nil, nil},
+		{"PostToolUse-Write", nil, func(e *hookEnv) { e.write("src/new.txt", "one\ntwo\n") }},
+		{"PreToolUse-Read", nil, nil},
+		{"PostToolUse-Read", nil, nil},
+		{"PreToolUse-Edit", nil, nil},
+		{"PostToolUse-Edit", nil, func(e *hookEnv) { e.write("README.md", "line1\nbeta\ngamma\nline3\n") }},
+		{"PreToolUse-Bash", nil, nil},
+		{"PostToolUse-Bash", nil, func(e *hookEnv) { e.write("bash.txt", "hi\n") }},
+	}
+	for i, s := range steps {
+		var want string
+		for j, r := range runs {
+			if s.effect != nil {
+				s.effect(r.e)
+			}
+			got := r.send(r.e.payload(s.event, s.set))
+			got = isoTime.ReplaceAllString(strings.ReplaceAll(got, r.e.ws, placeholder), "TIME")
+			if j == 0 {
+				want = got
+				continue
+			}
+			if got != want {
+				t.Errorf("step %d %s, %s:\n%s\nintentgate hook:\n%s", i, s.event, r.name, got, want)
+			}
+		}
+		if s.event == "PreToolUse-Bash" && !strings.Contains(want, filepath.Join(filepath.Dir(e2eBinary(t)), "intentgate")+"' exec") {
+			t.Errorf("PreToolUse-Bash answered %s, want the command run by the intentgate beside intentgate-hook", want)
+		}
+	}
+	for _, r := range runs {
+		if rep, err := orchestration.VerifyChain(r.e.path(".orchestration/agent_trace.jsonl")); err != nil || !rep.OK() {
+			t.Errorf("ledger of %s does not verify: %v %v", r.name, err, rep)
+		}
+		// The intent selection, the write, the edit and the command.
+		if n := len(r.e.ledger()); n != 4 {
+			t.Errorf("ledger of %s has %d records, want 4", r.name, n)
+		}
+	}
+	if n := strings.Count(d.stderr.String(), "via=socket"); n < 8 {
+		t.Errorf("the daemon logged %d events via=socket, want every tool event:\n%s", n, d.stderr.String())
+	}
+}
