@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/intentgate/intentgate/internal/gitignore"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -21,7 +21,7 @@ import (
 // that a change of case walks around protects nothing. Patterns and paths are
 // NFC-normalized for the same reason.
 type Ignore struct {
-	m gitignore.Matcher
+	m gitignore.Matcher // nil matches nothing
 }
 
 // LoadIgnore reads .intentignore at the root of workspace. A missing file
@@ -41,7 +41,7 @@ func LoadIgnore(workspace string) (*Ignore, error) {
 // ParseIgnore parses the contents of an .intentignore file.
 func ParseIgnore(data []byte) *Ignore {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	var ps []gitignore.Pattern
+	var ps gitignore.Matcher
 	for _, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSuffix(line, "\r")
 		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
@@ -57,9 +57,9 @@ func ParseIgnore(data []byte) *Ignore {
 			// filepath.Match, which negates classes with "^" only.
 			line = "[!]" + line[2:]
 		}
-		ps = append(ps, gitignore.ParsePattern(ignoreFold(line), nil))
+		ps = append(ps, gitignore.Parse(ignoreFold(line), nil))
 	}
-	return &Ignore{m: gitignore.NewMatcher(ps)}
+	return &Ignore{m: ps}
 }
 
 // Match reports whether rel, a slash-separated workspace-relative path, is
@@ -67,7 +67,7 @@ func ParseIgnore(data []byte) *Ignore {
 // is, and a negated pattern cannot bring back a file whose directory is
 // excluded: "secrets/" covers "secrets/a/b.txt" whatever follows.
 func (ig *Ignore) Match(rel string, isDir bool) bool {
-	if ig == nil || ig.m == nil {
+	if ig == nil {
 		return false
 	}
 	var parts []string

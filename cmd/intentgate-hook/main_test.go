@@ -32,7 +32,8 @@ var heavy = []string{
 	"github.com/intentgate/intentgate/orchestration/audit", // snap is allowed below
 	"github.com/intentgate/intentgate/prompts",             // protocol is allowed below
 	"github.com/intentgate/intentgate/internal/daemon",     // hookclient is allowed below
-	"github.com/go-git/go-git/v5",
+	"github.com/go-git",
+	"encoding/gob",
 	"github.com/google/jsonschema-go",
 	"github.com/santhosh-tekuri/jsonschema",
 	"github.com/invopop/jsonschema",
@@ -57,12 +58,6 @@ var allowed = []string{
 	"github.com/intentgate/intentgate/prompts/protocol",
 	"github.com/intentgate/intentgate/internal/daemon/hookclient",
 	"github.com/intentgate/intentgate/internal/gatecore",
-	// go-git's .gitignore parser (no repository code): .intentignore and
-	// the workspace pictures match with it.
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore",
-	"github.com/go-git/go-git/v5/plumbing/format/config",
-	"github.com/go-git/go-git/v5/internal/path_util",
-	"github.com/go-git/go-git/v5/utils/ioutil",
 }
 
 // The lean hook program links only what answering an event needs: none of

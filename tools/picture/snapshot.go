@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/intentgate/intentgate/internal/gitignore"
 )
 
 // What a snapshot keeps in memory so a changed file's old content is known:
@@ -114,8 +114,7 @@ func isDaemonSocket(rel string, t fs.FileMode) bool {
 func TakeSnapshot(dir string) (*Snapshot, error) {
 	s := &Snapshot{root: dir, files: map[string]*entry{}, unseen: map[string]string{}}
 	var budget int64 = keepTotalBytes
-	var patterns []gitignore.Pattern
-	matcher := gitignore.NewMatcher(nil)
+	var matcher gitignore.Matcher
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == dir {
@@ -138,8 +137,7 @@ func TakeSnapshot(dir string) (*Snapshot, error) {
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
 			if rel == "." {
-				patterns = append(patterns, readIgnore(p, nil)...)
-				matcher = gitignore.NewMatcher(patterns)
+				matcher = append(matcher, readIgnore(p, nil)...)
 				return nil
 			}
 			parts := strings.Split(rel, "/")
@@ -150,10 +148,7 @@ func TakeSnapshot(dir string) (*Snapshot, error) {
 			if d.Name() == ".git" || skipDir(rel) || matcher.Match(parts, true) {
 				return filepath.SkipDir
 			}
-			if more := readIgnore(p, parts); len(more) > 0 {
-				patterns = append(patterns, more...)
-				matcher = gitignore.NewMatcher(patterns)
-			}
+			matcher = append(matcher, readIgnore(p, parts)...)
 			return nil
 		}
 		// Bookkeeping files are skipped only while they are plain files: one
@@ -245,7 +240,7 @@ func readIgnore(dir string, parts []string) []gitignore.Pattern {
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		ps = append(ps, gitignore.ParsePattern(line, parts))
+		ps = append(ps, gitignore.Parse(line, parts))
 	}
 	return ps
 }
