@@ -19,7 +19,7 @@ import (
 func (h *hookRun) sessionStart(ctx context.Context) Reply {
 	current := ""
 	if h.ev.Session != "" {
-		if s, err := h.sessions().Load(h.ev.Session); err == nil {
+		if s, err := h.session(); err == nil {
 			current = s.Intent
 		}
 	}

@@ -227,7 +227,7 @@ func (h *hookRun) settlePending(ctx context.Context) {
 	if h.ev.Session == "" {
 		return
 	}
-	s, err := h.sessions().Load(h.ev.Session)
+	s, err := h.session()
 	if err != nil {
 		return
 	}
@@ -241,6 +241,7 @@ func (h *hookRun) settlePending(ctx context.Context) {
 	if len(keys) == 0 {
 		return
 	}
+	defer func() { h.sessLoaded = false }() // the settled patches changed it
 	saved := *h.ev
 	defer func() { *h.ev = saved }()
 	intent, mode := h.intent, h.mode

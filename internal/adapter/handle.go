@@ -113,6 +113,21 @@ type hookRun struct {
 	violation    string // post: why the pre-hooks would have refused the change being recorded
 	warnings     []string
 	note         string // post: what other sessions changed during a command (gatecore.NoteKey)
+
+	sess       *orchestration.Session // the event's session, loaded once (session)
+	sessErr    error
+	sessLoaded bool
+}
+
+// session is the event's session, loaded once per event: settling pending
+// patches, the post event and a session start all read it. Settling a
+// patch changes it, and it is loaded again after.
+func (h *hookRun) session() (*orchestration.Session, error) {
+	if !h.sessLoaded {
+		h.sess, h.sessErr = h.sessions().Load(h.ev.Session)
+		h.sessLoaded = true
+	}
+	return h.sess, h.sessErr
 }
 
 func (h *hookRun) warnf(format string, args ...any) {
@@ -434,7 +449,7 @@ func orNull(raw json.RawMessage) json.RawMessage {
 // it is reported to the person and on stderr.
 func (h *hookRun) post(ctx context.Context) Reply {
 	if h.ev.Session != "" {
-		if s, err := h.sessions().Load(h.ev.Session); err == nil {
+		if s, err := h.session(); err == nil {
 			h.intent, h.mode = s.Intent, s.Mode
 		} else {
 			h.warnf("cannot load the session: %v", err)
