@@ -15,24 +15,9 @@ import (
 
 var (
 	leanOnce sync.Once
+	leanDir  string
 	leanErr  error
 )
-
-// leanBinary builds intentgate-hook beside the intentgate the tests run, as
-// `go install ./cmd/...` puts them.
-func leanBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(filepath.Dir(e2eBinary(t)), "intentgate-hook")
-	leanOnce.Do(func() {
-		if out, err := exec.Command("go", "build", "-o", bin, "../intentgate-hook").CombinedOutput(); err != nil {
-			leanErr = &buildError{what: "go build ../intentgate-hook", err: err, out: out}
-		}
-	})
-	if leanErr != nil {
-		t.Fatal(leanErr)
-	}
-	return bin
-}
 
 type buildError struct {
 	what string
@@ -41,6 +26,30 @@ type buildError struct {
 }
 
 func (e *buildError) Error() string { return e.what + ": " + e.err.Error() + "\n" + string(e.out) }
+
+// leanBinary builds intentgate-hook into a directory of its own, beside a
+// hard link to the intentgate the tests run (the same file, so a daemon of
+// that intentgate is the one beside it), as `go install ./cmd/...` puts
+// them. Not beside the shared test binary: the install tests would find it.
+func leanBinary(t *testing.T) string {
+	t.Helper()
+	full := e2eBinary(t)
+	leanOnce.Do(func() {
+		if leanDir, leanErr = os.MkdirTemp("", "intentgate-lean-"); leanErr != nil {
+			return
+		}
+		if leanErr = os.Link(full, filepath.Join(leanDir, "intentgate")); leanErr != nil {
+			return
+		}
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(leanDir, "intentgate-hook"), "../intentgate-hook").CombinedOutput(); err != nil {
+			leanErr = &buildError{what: "go build ../intentgate-hook", err: err, out: out}
+		}
+	})
+	if leanErr != nil {
+		t.Fatal(leanErr)
+	}
+	return filepath.Join(leanDir, "intentgate-hook")
+}
 
 // leanProcess runs `intentgate-hook claude-code` with env added.
 func leanProcess(t *testing.T, env ...string) hookChannel {
@@ -113,7 +122,11 @@ func TestLeanHookThroughDaemon(t *testing.T) {
 				s.effect(r.e)
 			}
 			got := r.send(r.e.payload(s.event, s.set))
+			if j == 1 && s.event == "PreToolUse-Bash" && !strings.Contains(got, filepath.Join(filepath.Dir(leanBinary(t)), "intentgate")+"' exec") {
+				t.Errorf("%s answered %s, want the command run by the intentgate beside intentgate-hook", r.name, got)
+			}
 			got = isoTime.ReplaceAllString(strings.ReplaceAll(got, r.e.ws, placeholder), "TIME")
+			got = execBinary.ReplaceAllString(got, "'BIN' exec --session")
 			if j == 0 {
 				want = got
 				continue
@@ -121,9 +134,6 @@ func TestLeanHookThroughDaemon(t *testing.T) {
 			if got != want {
 				t.Errorf("step %d %s, %s:\n%s\nintentgate hook:\n%s", i, s.event, r.name, got, want)
 			}
-		}
-		if s.event == "PreToolUse-Bash" && !strings.Contains(want, filepath.Join(filepath.Dir(e2eBinary(t)), "intentgate")+"' exec") {
-			t.Errorf("PreToolUse-Bash answered %s, want the command run by the intentgate beside intentgate-hook", want)
 		}
 	}
 	for _, r := range runs {
