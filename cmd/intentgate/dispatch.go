@@ -70,7 +70,7 @@ func runDispatch(ctx context.Context, o *dispatchOptions, in io.Reader, out, err
 	if err != nil {
 		return err
 	}
-	rt, err := gate.Open(root, gate.Options{Version: version})
+	rt, err := gate.Open(root, gate.Options{Version: version, Background: true})
 	if err != nil {
 		return err
 	}
