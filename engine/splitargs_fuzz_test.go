@@ -56,7 +56,7 @@ func FuzzSplitObject(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		got, ok := SplitObject(raw)
+		got, nested, ok := SplitObject(raw)
 		if !ok {
 			return
 		}
@@ -76,6 +76,16 @@ func FuzzSplitObject(f *testing.F) {
 				var inner map[string]string
 				if err := json.Unmarshal(g, &inner); err != nil {
 					t.Fatalf("SplitObject(%q)[%q] is not an object of strings: %v", raw, k, err)
+				}
+				var innerRaw map[string]json.RawMessage
+				json.Unmarshal(g, &innerRaw)
+				if len(nested[k]) != len(innerRaw) {
+					t.Fatalf("SplitObject(%q) nested[%q] = %q, encoding/json %q", raw, k, nested[k], innerRaw)
+				}
+				for ik, iv := range innerRaw {
+					if !bytes.Equal(nested[k][ik], iv) {
+						t.Fatalf("SplitObject(%q) nested[%q][%q] = %q, encoding/json %q", raw, k, ik, nested[k][ik], iv)
+					}
 				}
 			}
 		}

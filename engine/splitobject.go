@@ -10,64 +10,70 @@ import "encoding/json"
 // key given twice, and for anything but white space after the object; the
 // caller then decodes raw with encoding/json, which decides and reports
 // the errors. Keys are decoded; a value that is an object is returned as
-// its raw bytes, checked to be an object of strings.
-func SplitObject(raw []byte) (members map[string]json.RawMessage, ok bool) {
-	members, end, ok := scanObject(raw, skipSpace(raw, 0), true)
+// its raw bytes, checked to be an object of strings, and its own members
+// are in nested under the same key (Call.SetArgs takes them).
+func SplitObject(raw []byte) (members map[string]json.RawMessage, nested map[string]map[string]json.RawMessage, ok bool) {
+	members, nested, end, ok := scanObject(raw, skipSpace(raw, 0), true)
 	if !ok || skipSpace(raw, end) != len(raw) {
-		return nil, false
+		return nil, nil, false
 	}
-	return members, true
+	return members, nested, true
 }
 
 // scanObject reads the object at raw[i:] whose values are strings (or, when
 // nested, objects of strings too) and returns its members and the offset
 // just past it. A key given twice makes it fail.
-func scanObject(raw []byte, i int, nested bool) (map[string]json.RawMessage, int, bool) {
+func scanObject(raw []byte, i int, nest bool) (members map[string]json.RawMessage, nested map[string]map[string]json.RawMessage, _ int, _ bool) {
 	if i >= len(raw) || raw[i] != '{' {
-		return nil, 0, false
+		return nil, nil, 0, false
 	}
-	members := map[string]json.RawMessage{}
+	members = map[string]json.RawMessage{}
 	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
-		return members, i + 1, true
+		return members, nil, i + 1, true
 	}
 	for {
 		end, ok := stringEnd(raw, i)
 		if !ok {
-			return nil, 0, false
+			return nil, nil, 0, false
 		}
 		key, ok := unquote(raw[i:end])
 		if !ok {
-			return nil, 0, false
+			return nil, nil, 0, false
 		}
 		if _, dup := members[key]; dup {
-			return nil, 0, false
+			return nil, nil, 0, false
 		}
 		i = skipSpace(raw, end)
 		if i >= len(raw) || raw[i] != ':' {
-			return nil, 0, false
+			return nil, nil, 0, false
 		}
 		i = skipSpace(raw, i+1)
-		if nested && i < len(raw) && raw[i] == '{' {
-			_, end, ok = scanObject(raw, i, false)
+		if nest && i < len(raw) && raw[i] == '{' {
+			var inner map[string]json.RawMessage
+			inner, _, end, ok = scanObject(raw, i, false)
+			if nested == nil {
+				nested = map[string]map[string]json.RawMessage{}
+			}
+			nested[key] = inner
 		} else {
 			end, ok = stringEnd(raw, i)
 		}
 		if !ok {
-			return nil, 0, false
+			return nil, nil, 0, false
 		}
 		members[key] = json.RawMessage(raw[i:end:end])
 		i = skipSpace(raw, end)
 		if i >= len(raw) {
-			return nil, 0, false
+			return nil, nil, 0, false
 		}
 		switch raw[i] {
 		case ',':
 			i = skipSpace(raw, i+1)
 		case '}':
-			return members, i + 1, true
+			return members, nested, i + 1, true
 		default:
-			return nil, 0, false
+			return nil, nil, 0, false
 		}
 	}
 }

@@ -68,7 +68,7 @@ type Options struct {
 // ends. Each answer is flushed before the next call is read: the caller may
 // be waiting for it before it sends the next call.
 func Serve(ctx context.Context, rt *gate.Runtime, o Options, in io.Reader, out io.Writer) error {
-	r := bufio.NewReaderSize(in, 1<<16)
+	r := bufio.NewReaderSize(in, 1<<18) // a 64 KiB write in one piece
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -142,7 +142,7 @@ func Line(ctx context.Context, rt *gate.Runtime, o Options, n int, line []byte, 
 	if errors.Is(rerr, errLineTooLong) {
 		return Result{Error: fmt.Sprintf("line %d: %v", n, rerr)}
 	}
-	cl, ok := splitCall(line)
+	cl, argm, ok := splitCall(line)
 	if !ok {
 		cl = Call{}
 		dec := json.NewDecoder(bytes.NewReader(line))
@@ -164,6 +164,9 @@ func Line(ctx context.Context, rt *gate.Runtime, o Options, n int, line []byte, 
 		cl.Agent.Model = o.Model
 	}
 	c := &engine.Call{ID: cl.ID, Session: cl.Session, Tool: cl.Tool, Args: cl.Args, Agent: cl.Agent}
+	if argm != nil {
+		c.SetArgs(cl.Args, argm)
+	}
 	res, err := rt.Dispatch(ctx, c)
 	out := Result{ID: cl.ID}
 	var pe *engine.PostError
@@ -196,10 +199,12 @@ func Line(ctx context.Context, rt *gate.Runtime, o Options, n int, line []byte, 
 // copies it. ok is false for any other line, which encoding/json then
 // decodes (or refuses) as before; FuzzSplitCall checks that both read the
 // same call wherever splitCall answers.
-func splitCall(line []byte) (cl Call, ok bool) {
-	m, ok := engine.SplitObject(line)
+//
+// argm are the members of "args", split on the way (nil without "args").
+func splitCall(line []byte) (cl Call, argm map[string]json.RawMessage, ok bool) {
+	m, nested, ok := engine.SplitObject(line)
 	if !ok {
-		return Call{}, false
+		return Call{}, nil, false
 	}
 	for k, v := range m {
 		switch k {
@@ -211,21 +216,21 @@ func splitCall(line []byte) (cl Call, ok bool) {
 			cl.Tool, ok = engine.Unquote(v)
 		case "args":
 			ok = len(v) > 0 && v[0] == '{'
-			cl.Args = v
+			cl.Args, argm = v, nested[k]
 		case "agent":
 			cl.Agent, ok = splitAgent(v)
 		default:
 			ok = false // encoding/json matches keys without regard to case
 		}
 		if !ok {
-			return Call{}, false
+			return Call{}, nil, false
 		}
 	}
-	return cl, true
+	return cl, argm, true
 }
 
 func splitAgent(raw []byte) (a engine.Agent, ok bool) {
-	m, ok := engine.SplitObject(raw)
+	m, _, ok := engine.SplitObject(raw)
 	if !ok || len(raw) == 0 || raw[0] != '{' {
 		return a, false
 	}

@@ -31,9 +31,20 @@ func FuzzSplitCall(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		got, ok := splitCall(line)
+		got, argm, ok := splitCall(line)
 		if !ok {
 			return // encoding/json decides, as before
+		}
+		if got.Args != nil {
+			var want map[string]json.RawMessage
+			if err := json.Unmarshal(got.Args, &want); err != nil || len(want) != len(argm) {
+				t.Fatalf("splitCall(%q) args members %q, encoding/json %q (%v)", line, argm, want, err)
+			}
+			for k, v := range want {
+				if !bytes.Equal(argm[k], v) {
+					t.Fatalf("splitCall(%q) args[%q] = %q, encoding/json %q", line, k, argm[k], v)
+				}
+			}
 		}
 		want, err := decodeCall(line)
 		if err != nil {
@@ -55,7 +66,7 @@ func TestSplitCallTakesCommonCalls(t *testing.T) {
 		`{"id":"2","session":"s1","tool":"read_file","args":{"path":"README.md"}}`,
 		`{"tool":"list_files"}`,
 	} {
-		cl, ok := splitCall([]byte(s))
+		cl, _, ok := splitCall([]byte(s))
 		if !ok {
 			t.Errorf("splitCall(%q) fell back to encoding/json", s)
 			continue
