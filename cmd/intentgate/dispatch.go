@@ -70,7 +70,7 @@ func runDispatch(ctx context.Context, o *dispatchOptions, in io.Reader, out, err
 	if err != nil {
 		return err
 	}
-	rt, err := gate.Open(root, gate.Options{Version: version, Background: true})
+	rt, err := gate.Open(root, gate.Options{Version: version})
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ func runMCP(ctx context.Context, o *mcpOptions, in io.Reader, out, errw io.Write
 	if root, err := gate.Find(start); err != nil {
 		why = err.Error()
 	} else {
-		if rt, err = gate.Open(root, gate.Options{Version: version, Background: true}); err != nil {
+		if rt, err = gate.Open(root, gate.Options{Version: version}); err != nil {
 			return err
 		}
 		defer rt.Close()

@@ -34,10 +34,6 @@ type Options struct {
 	// MCP are the callbacks of the MCP tools (approval of a call, its
 	// execution status) for a front door that shows them to a person.
 	MCP mcphub.ToolOptions
-	// Background lets a long-lived front door (dispatch, mcp) write the
-	// blame snapshots of its changes off the calls' path; Close waits for
-	// them. A process that answers one event leaves it off.
-	Background bool
 }
 
 // Runtime is one governed workspace. It is safe for concurrent use.
@@ -54,7 +50,6 @@ type Runtime struct {
 	mcp     *mcphub.Hub
 	mcpOpts mcphub.ToolOptions
 	kept    keptCommands
-	bg      *hooks.Background // nil unless Options.Background
 }
 
 // failedIntents stands in for an intents file that could not be loaded: every
@@ -105,16 +100,14 @@ func Open(root string, opts Options) (*Runtime, error) {
 	hl := hooks.NewHashLock(st.Sessions)
 	modes := hooks.NewModes(st.Sessions, st.Modes, catalog.Always())
 	rt.audit = hooks.NewCommandAudit(ws, rt.intents)
-	// Line fingerprints of each version, so blame can follow lines that
-	// later edits move.
-	var capture hooks.Recorder = audit.NewCapture(ws.Dir, st.Ledger.Path())
-	if opts.Background {
-		rt.bg = hooks.NewBackground(capture.(hooks.ContentRecorder), 16)
-		capture = rt.bg
-	}
 	tr := hooks.NewTrace(hooks.TraceConfig{
 		Ledger: st.Ledger, Git: rt.git, Version: opts.Version,
-		Then: []hooks.Recorder{hooks.NewIntentMap(rt.intents, rt.orch), capture},
+		Then: []hooks.Recorder{
+			hooks.NewIntentMap(rt.intents, rt.orch),
+			// Line fingerprints of each version, so blame can follow lines
+			// that later edits move.
+			audit.NewCapture(ws.Dir, st.Ledger.Path()),
+		},
 	})
 	rt.trace = tr
 	e := engine.New(reg)
@@ -143,9 +136,6 @@ func Open(root string, opts Options) (*Runtime, error) {
 
 // Close releases the workspace's stores.
 func (rt *Runtime) Close() error {
-	if rt.bg != nil {
-		rt.bg.Close()
-	}
 	if rt.mcp != nil {
 		rt.mcp.Close()
 	}
