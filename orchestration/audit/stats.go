@@ -3,7 +3,6 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -307,7 +306,7 @@ func plainDenialCode(d []byte) ([]byte, bool) {
 // Records without an intent, model or tool are counted under "".
 func ComputeStats(ledger string, progress func(read int64)) (*Stats, error) {
 	s := newStatState()
-	if _, _, err := s.count(ledger, 0, progress); err != nil {
+	if _, _, err := s.count(ledger, 0, 0, progress); err != nil {
 		return nil, err
 	}
 	return s.stats(), nil
@@ -315,14 +314,14 @@ func ComputeStats(ledger string, progress func(read int64)) (*Stats, error) {
 
 // count adds the whole lines of the ledger from byte from on, and returns
 // the offset just past the last of them and how many there were.
-func (s *statState) count(ledger string, from int64, progress func(read int64)) (end int64, n int, err error) {
+func (s *statState) count(ledger string, from int64, chunk int, progress func(read int64)) (end int64, n int, err error) {
 	workers := runtime.GOMAXPROCS(0)
 	ws := make([]statWorker, workers)
 	for i := range ws {
 		ws[i] = statWorker{intents: newStatAcc(), models: newStatAcc(), tools: newStatAcc(), paths: map[string]int32{}}
 	}
 	end = from
-	err = runChunks(ledger, chunkOptions{from: from, workers: workers, progress: progress},
+	err = runChunks(ledger, chunkOptions{from: from, workers: workers, size: chunk, progress: progress},
 		func(w int, c *lineChunk) struct{} { ws[w].chunk(c); return struct{}{} },
 		func(c *lineChunk, _ struct{}) error {
 			end = c.off + int64(len(c.data))
@@ -353,11 +352,14 @@ type StatsOptions struct {
 	Workspace string // "" means "."
 	Ledger    string // "" means Workspace/.orchestration/agent_trace.jsonl
 	// Progress, if set, is called now and then with the bytes read and
-	// the ledger's size.
+	// the bytes to read (the ledger's size, less what the cached count
+	// covers).
 	Progress func(read, total int64)
 }
 
-// StatsFor counts the ledger and sums the sessions' tool usage.
+// StatsFor counts the ledger and sums the sessions' tool usage. The count
+// of the ledger's prefix is kept beside its index and extended by the lines
+// appended since (see countStats): the result is the same as a full count.
 func StatsFor(o StatsOptions) (*StatsReport, error) {
 	ws := o.Workspace
 	if ws == "" {
@@ -367,15 +369,7 @@ func StatsFor(o StatsOptions) (*StatsReport, error) {
 	if ledger == "" {
 		ledger = filepath.Join(ws, ".orchestration", orchestration.LedgerName)
 	}
-	var progress func(int64)
-	if o.Progress != nil {
-		var total int64
-		if fi, err := os.Stat(ledger); err == nil {
-			total = fi.Size()
-		}
-		progress = func(n int64) { o.Progress(n, total) }
-	}
-	s, err := ComputeStats(ledger, progress)
+	s, _, err := countStats(ws, ledger, 0, o.Progress)
 	if err != nil {
 		return nil, err
 	}
