@@ -398,8 +398,13 @@ func (ix *Index) buildInto(sb *segBuild, from, to int64) (*segmentRef, []byte, e
 
 // finish writes the sections after the line table, then the header.
 func (sb *segBuild) finish() error {
-	sortIDEnts(sb.ids)
-	sortRangeEnts(sb.ranges)
+	// The tables sort on another core while the postings are laid out.
+	sorted := make(chan struct{})
+	go func() {
+		sortIDEnts(sb.ids)
+		sortRangeEnts(sb.ranges)
+		close(sorted)
+	}()
 	// Keys sorted by name; each key's postings are its lines in ledger
 	// order, which is the order of the pairs.
 	order := make([]int32, len(sb.keys))
@@ -427,6 +432,7 @@ func (sb *segBuild) finish() error {
 		start[k]++
 	}
 	sb.pairs = nil
+	<-sorted
 
 	w := sb.w
 	var e [idEntry]byte

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -284,5 +285,18 @@ func TestSortIDEnts(t *testing.T) {
 	sortIDEnts(es)
 	if !slices.Equal(es, want) {
 		t.Fatal("ids not sorted by id, then line")
+	}
+}
+
+func TestDecodeUUIDText(t *testing.T) {
+	for range 1000 {
+		u := uuid.New()
+		for _, text := range []string{u.String(), strings.ToUpper(u.String())} {
+			var got [16]byte
+			decodeUUIDText([]byte(text), &got)
+			if got != u {
+				t.Fatalf("decodeUUIDText(%s) = %x, want %x", text, got, u[:])
+			}
+		}
 	}
 }
