@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/intentgate/intentgate/orchestration"
@@ -58,10 +59,11 @@ type segWorker struct {
 	lineKeys []uint32          // the keys of the current line
 	// Records come in runs of one session, tool, intent: the last value
 	// filed under each prefix and its number skip the dictionary.
-	lastVal [256][]byte
-	lastNo  [256]uint32
-	hasLast [256]bool
-	free    chan *segChunk // chunks the consumer is done with
+	lastVal   [256][]byte
+	lastNo    [256]uint32
+	hasLast   [256]bool
+	free      chan *segChunk // chunks the consumer is done with
+	lastPairs int
 }
 
 func (w *segWorker) chunk(worker int, c *lineChunk) *segChunk {
@@ -71,10 +73,13 @@ func (w *segWorker) chunk(worker int, c *lineChunk) *segChunk {
 	var out *segChunk
 	select {
 	case out = <-w.free:
-		*out = segChunk{lines: out.lines[:0], ids: out.ids[:0], ranges: out.ranges[:0], pairs: out.pairs[:0], last: out.last[:0]}
+		*out = segChunk{lines: out.lines[:0], ids: out.ids[:0], ranges: out.ranges[:0], last: out.last[:0]}
 	default:
 		out = &segChunk{}
 	}
+	// The pairs stay with the segment until it is written: a new table
+	// each chunk, sized from the last.
+	out.pairs = make([]uint64, 0, w.lastPairs+w.lastPairs/4)
 	out.worker = worker
 	var lastRaw []byte
 	c.eachLine(func(at int, full, raw []byte) {
@@ -84,6 +89,7 @@ func (w *segWorker) chunk(worker int, c *lineChunk) *segChunk {
 	})
 	out.last = append(out.last, lastRaw...)
 	out.end = c.off + int64(len(c.data))
+	w.lastPairs = len(out.pairs)
 	return out
 }
 
@@ -305,10 +311,18 @@ type segBuild struct {
 	last      []byte
 	ids       []idEnt
 	ranges    []rangeEnt
-	pairs     []uint64 // the segment's key number << 32 | line rel
+	pairs     []pairChunk
 	keys      []string // key number -> key
 	keyNo     map[string]int32
-	counts    []uint32 // postings per key number
+	globalOf  [][]int32 // a worker's key number -> the segment's
+}
+
+// pairChunk is the (key, line) pairs of one chunk: the key numbered by
+// the worker that read it, the line counted from base.
+type pairChunk struct {
+	pairs  []uint64
+	worker int
+	base   uint32
 }
 
 func (ix *Index) buildInto(sb *segBuild, from, to int64) (*segmentRef, []byte, error) {
@@ -320,7 +334,7 @@ func (ix *Index) buildInto(sb *segBuild, from, to int64) (*segmentRef, []byte, e
 	for i := range ws {
 		ws[i].free = free
 	}
-	globalOf := make([][]int32, workers) // a worker's key number -> the segment's
+	sb.globalOf = make([][]int32, workers)
 	total := to - from
 	if to <= 0 {
 		if fi, err := os.Stat(ix.ledger); err == nil {
@@ -345,7 +359,7 @@ func (ix *Index) buildInto(sb *segBuild, from, to int64) (*segmentRef, []byte, e
 				per := float64(total) / float64(max(len(c.data), 1)) * 1.05
 				sb.ids = make([]idEnt, 0, int(per*float64(len(sc.ids))))
 				sb.ranges = make([]rangeEnt, 0, int(per*float64(len(sc.ranges))))
-				sb.pairs = make([]uint64, 0, int(per*float64(len(sc.pairs))))
+				sb.pairs = make([]pairChunk, 0, int(per)+1)
 			}
 			base := uint32(sb.n)
 			if _, err := sb.w.Write(sc.lines); err != nil {
@@ -359,23 +373,19 @@ func (ix *Index) buildInto(sb *segBuild, from, to int64) (*segmentRef, []byte, e
 				e.rel += base
 				sb.ranges = append(sb.ranges, e)
 			}
-			gl := globalOf[sc.worker]
+			gl := sb.globalOf[sc.worker]
 			for _, k := range sc.newKeys {
 				i, ok := sb.keyNo[k]
 				if !ok {
 					i = int32(len(sb.keys))
 					sb.keyNo[k] = i
 					sb.keys = append(sb.keys, k)
-					sb.counts = append(sb.counts, 0)
 				}
 				gl = append(gl, i)
 			}
-			globalOf[sc.worker] = gl
-			for _, p := range sc.pairs {
-				i := gl[p>>32]
-				sb.counts[i]++
-				sb.pairs = append(sb.pairs, uint64(i)<<32|uint64(uint32(p)+base))
-			}
+			sb.globalOf[sc.worker] = gl
+			sb.pairs = append(sb.pairs, pairChunk{pairs: sc.pairs, worker: sc.worker, base: base})
+			sc.pairs = nil
 			sb.n += sc.n
 			sb.end = sc.end
 			sb.last = append(sb.last[:0], sc.last...)
@@ -406,31 +416,63 @@ func (sb *segBuild) finish() error {
 		close(sorted)
 	}()
 	// Keys sorted by name; each key's postings are its lines in ledger
-	// order, which is the order of the pairs.
-	order := make([]int32, len(sb.keys))
+	// order. A counting sort of the pairs, on every core: each part (a run
+	// of chunks) counts its pairs per key, a key's lines from part p go
+	// after those of the parts before, and the parts scatter at once.
+	parts := splitPairs(sb.pairs, runtime.GOMAXPROCS(0))
+	nk := len(sb.keys)
+	counts := make([][]uint32, len(parts))
+	each := func(fn func(p int)) {
+		var wg sync.WaitGroup
+		for p := range parts {
+			wg.Add(1)
+			go func() { defer wg.Done(); fn(p) }()
+		}
+		wg.Wait()
+	}
+	each(func(p int) {
+		c := make([]uint32, nk)
+		for _, pc := range parts[p] {
+			gl := sb.globalOf[pc.worker]
+			for _, x := range pc.pairs {
+				c[gl[x>>32]]++
+			}
+		}
+		counts[p] = c
+	})
+	order := make([]int32, nk)
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(sb.keys[a], sb.keys[b]) })
-	start := make([]uint32, len(sb.keys))
-	keyTab := make([]byte, 0, keyEntry*len(sb.keys))
+	keyTab := make([]byte, 0, keyEntry*nk)
 	var keyBlob []byte
 	at := uint32(0)
 	for _, k := range order {
-		start[k] = at
+		first := at
+		for p := range parts {
+			n := counts[p][k]
+			counts[p][k] = at // from here on: where part p's next line of k goes
+			at += n
+		}
 		keyTab = binary.LittleEndian.AppendUint32(keyTab, uint32(len(keyBlob)))
 		keyTab = binary.LittleEndian.AppendUint32(keyTab, uint32(len(sb.keys[k])))
-		keyTab = binary.LittleEndian.AppendUint32(keyTab, at)
-		keyTab = binary.LittleEndian.AppendUint32(keyTab, sb.counts[k])
+		keyTab = binary.LittleEndian.AppendUint32(keyTab, first)
+		keyTab = binary.LittleEndian.AppendUint32(keyTab, at-first)
 		keyBlob = append(keyBlob, sb.keys[k]...)
-		at += sb.counts[k]
 	}
 	postTab := make([]byte, 4*int(at))
-	for _, p := range sb.pairs {
-		k := p >> 32
-		binary.LittleEndian.PutUint32(postTab[4*start[k]:], uint32(p))
-		start[k]++
-	}
+	each(func(p int) {
+		next := counts[p]
+		for _, pc := range parts[p] {
+			gl := sb.globalOf[pc.worker]
+			for _, x := range pc.pairs {
+				k := gl[x>>32]
+				binary.LittleEndian.PutUint32(postTab[4*next[k]:], uint32(x)+pc.base)
+				next[k]++
+			}
+		}
+	})
 	sb.pairs = nil
 	<-sorted
 
@@ -467,6 +509,28 @@ func (sb *segBuild) finish() error {
 	}
 	_, err := sb.f.WriteAt(h, 0)
 	return err
+}
+
+// splitPairs cuts the chunks' pairs into at most n runs of chunks with
+// about as many pairs each.
+func splitPairs(pcs []pairChunk, n int) [][]pairChunk {
+	total := 0
+	for _, pc := range pcs {
+		total += len(pc.pairs)
+	}
+	var parts [][]pairChunk
+	start, sum := 0, 0
+	for i, pc := range pcs {
+		sum += len(pc.pairs)
+		if len(parts) < n-1 && sum*n >= total*(len(parts)+1) {
+			parts = append(parts, pcs[start:i+1])
+			start = i + 1
+		}
+	}
+	if start < len(pcs) || len(parts) == 0 {
+		parts = append(parts, pcs[start:])
+	}
+	return parts
 }
 
 // sortIDEnts sorts the id table by id, then line. Record ids are UUIDv7, in
