@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -275,4 +276,39 @@ func u64bytes(ws []uint64) []byte {
 		b = binary.LittleEndian.AppendUint64(b, w)
 	}
 	return b
+}
+
+// TestStatsCacheNotThroughSymlink: a kept count reached through a symlink
+// (one an agent's command could plant to point at a device or a file of its
+// own) is not read; the ledger is counted in full.
+func TestStatsCacheNotThroughSymlink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symlinks need privileges on Windows")
+	}
+	ws, ledger := testWorkspace(t, 10)
+	if _, how, err := countStats(ws, ledger, 0, nil); err != nil || how != "full" {
+		t.Fatalf("first count: %q, %v", how, err)
+	}
+	cachePath := filepath.Join(ws, ".orchestration", IndexDirName, statsCacheName)
+	elsewhere := filepath.Join(t.TempDir(), "stats.bin")
+	b, err := os.ReadFile(cachePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(elsewhere, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{elsewhere, os.DevNull} {
+		os.Remove(cachePath)
+		if err := os.Symlink(target, cachePath); err != nil {
+			t.Fatal(err)
+		}
+		if got, how, err := countStats(ws, ledger, 0, nil); err != nil || how != "full" || got.Records != 10 {
+			t.Fatalf("count with the cache a symlink to %s: %q, %v", target, how, err)
+		}
+		// The count kept again is a file of its own.
+		if fi, err := os.Lstat(cachePath); err != nil || !fi.Mode().IsRegular() {
+			t.Fatalf("after the count the cache is %v, %v; want a regular file", fi, err)
+		}
+	}
 }
