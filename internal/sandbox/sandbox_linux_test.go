@@ -449,3 +449,31 @@ func TestHiddenAndNetwork(t *testing.T) {
 		t.Errorf("NoNetwork without namespaces = %v, want ErrUnavailable", err)
 	}
 }
+
+// TestNoCapabilitiesInTheNamespace: the command holds no capability in its
+// user namespace, not even inheritable ones (from which a command running as
+// uid 0 there got CAP_SYS_ADMIN, CAP_SETPCAP and CAP_NET_ADMIN back), and
+// runs with no_new_privs.
+func TestNoCapabilitiesInTheNamespace(t *testing.T) {
+	withMechanism(t, Namespaces)
+	f := newFixture(t)
+	out, code := f.run(t, []string{"src/**"}, "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' /proc/self/status")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("want the 5 capability sets and NoNewPrivs:\n%s", out)
+	}
+	for _, line := range lines {
+		name, value, _ := strings.Cut(line, ":")
+		value = strings.TrimSpace(value)
+		want := "0000000000000000"
+		if name == "NoNewPrivs" {
+			want = "1"
+		}
+		if value != want {
+			t.Errorf("%s: %s, want %s", name, value, want)
+		}
+	}
+}
