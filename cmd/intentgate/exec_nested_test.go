@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -91,5 +93,73 @@ func TestExecInANestedPIDNamespace(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && bytes.Contains(b, []byte(mark)) {
 			t.Errorf("process %s outlived its command: %q", e.Name(), b)
 		}
+	}
+}
+
+// markedProcesses lists the pids of the processes whose command line holds
+// mark.
+func markedProcesses(mark string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && bytes.Contains(b, []byte(mark)) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestExecKilledEndsTheTree: when `intentgate exec` itself is killed with
+// SIGKILL (an agent giving up on a command), the command's whole tree ends
+// too, a detached descendant that ignores SIGTERM included, with Landlock
+// alone as with namespaces.
+func TestExecKilledEndsTheTree(t *testing.T) {
+	t.Parallel()
+	requireConfinement(t)
+	ws := execWorkspace(t)
+	selectIntent(t, ws, "s1", "INT-001")
+	for _, mode := range []string{"landlock", "namespaces"} {
+		t.Run(mode, func(t *testing.T) {
+			stamp := fmt.Sprint(time.Now().UnixNano())
+			mark := "exec-killed-" + stamp
+			cmd := exec.Command(e2eBinary(t), "exec", "--session", "s1", "--", "sh", "-c",
+				`setsid sh -c 'trap "" TERM HUP; sleep 600; echo "$0"' "exec-killed-$IG_STAMP" </dev/null >/dev/null 2>&1 &
+				sleep 600`)
+			cmd.Dir = ws
+			cmd.Env = append(os.Environ(), "IG_STAMP="+stamp)
+			if mode == "landlock" {
+				cmd.Env = append(cmd.Env, "INTENTGATE_SANDBOX=landlock")
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				for _, pid := range markedProcesses(mark) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			// A hang guard, not a measure: wait for the detached process.
+			for deadline := time.Now().Add(time.Minute); len(markedProcesses(mark)) == 0; time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					_ = cmd.Process.Kill()
+					t.Fatal("the command's detached process never started")
+				}
+			}
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			left := markedProcesses(mark)
+			for deadline := time.Now().Add(30 * time.Second); len(left) > 0 && time.Now().Before(deadline); left = markedProcesses(mark) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if len(left) > 0 {
+				t.Errorf("processes %v outlived the killed exec", left)
+			}
+		})
 	}
 }

@@ -122,7 +122,12 @@ func initCmd(ctx context.Context, sp spec) (*exec.Cmd, error) {
 	}
 	cmd := exec.CommandContext(ctx, "/proc/self/exe", initArg, string(js))
 	cmd.Args[0] = "intentgate-sandbox"
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// When the parent dies (killed, say, by an agent that gave up on the
+	// command), the init gets SIGTERM, which it answers as any stop
+	// signal: it kills the command's whole tree, then exits. SIGKILL
+	// would leave, without a PID namespace, the command's descendants
+	// running.
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if sp.Namespaces {
 		uid, gid := os.Getuid(), os.Getgid()
 		attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
