@@ -105,7 +105,11 @@ func setup(sp *spec) error {
 	if err := restrictThread(sp); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
-	if sp.Namespaces {
+	// Without namespaces the command runs in the caller's user namespace:
+	// as root there it would keep every capability (loading a kernel
+	// module needs no file Landlock controls). Other users hold none to
+	// pass on, since no_new_privs ignores file capabilities.
+	if sp.Namespaces || os.Geteuid() == 0 {
 		if err := dropCapabilities(); err != nil {
 			return fmt.Errorf("dropping capabilities: %w", err)
 		}
@@ -195,6 +199,11 @@ func dropCapabilities() error {
 		}
 	}
 	for c := 0; c <= last; c++ {
+		// Only those still in the set: dropping needs CAP_SETPCAP,
+		// which a process whose set is already empty may lack.
+		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil || in == 0 {
+			continue
+		}
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 			return err
 		}
