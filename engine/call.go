@@ -171,6 +171,13 @@ func (c *Call) Target() (rel string, ok bool, err error) {
 	return c.target.rel, c.target.ok, c.target.err
 }
 
+// SetArgs sets the call's arguments to raw together with its members, as
+// SplitObject split them from a call line (its nested members of "args"),
+// so that they are not split again. members must be raw's, each key once.
+func (c *Call) SetArgs(raw json.RawMessage, members map[string]json.RawMessage) {
+	c.Args, c.args, c.strs = raw, members, nil
+}
+
 // Arg returns the raw JSON of argument name, or nil.
 func (c *Call) Arg(name string) (json.RawMessage, error) {
 	if c.args == nil {

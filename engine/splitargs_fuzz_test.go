@@ -45,3 +45,49 @@ func TestSplitArgsTakesStringObjects(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitObject checks the call-line splitter against encoding/json:
+// whatever it accepts, encoding/json decodes to the same members with the
+// same raw values, and each value that is an object is itself an object of
+// strings.
+func FuzzSplitObject(f *testing.F) {
+	for _, s := range []string{`{}`, `{"id":"1","args":{"path":"a","content":"x\ny"},"agent":{"name":"n"}}`,
+		`{"a":"1","a":"2"}`, `{"a":{"b":{"c":"d"}}}`, `{"a":{"b":1}}`, `{"a":{}} x`, `{"a":{"b":"c",}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, nested, ok := SplitObject(raw)
+		if !ok {
+			return
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatalf("SplitObject(%q) accepted what encoding/json refuses: %v", raw, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("SplitObject(%q) = %d members, encoding/json %d", raw, len(got), len(want))
+		}
+		for k, v := range want {
+			g, has := got[k]
+			if !has || !bytes.Equal(g, v) {
+				t.Fatalf("SplitObject(%q)[%q] = %q, encoding/json %q", raw, k, g, v)
+			}
+			if g[0] == '{' {
+				var inner map[string]string
+				if err := json.Unmarshal(g, &inner); err != nil {
+					t.Fatalf("SplitObject(%q)[%q] is not an object of strings: %v", raw, k, err)
+				}
+				var innerRaw map[string]json.RawMessage
+				json.Unmarshal(g, &innerRaw)
+				if len(nested[k]) != len(innerRaw) {
+					t.Fatalf("SplitObject(%q) nested[%q] = %q, encoding/json %q", raw, k, nested[k], innerRaw)
+				}
+				for ik, iv := range innerRaw {
+					if !bytes.Equal(nested[k][ik], iv) {
+						t.Fatalf("SplitObject(%q) nested[%q][%q] = %q, encoding/json %q", raw, k, ik, nested[k][ik], iv)
+					}
+				}
+			}
+		}
+	})
+}

@@ -64,8 +64,13 @@ func unquote(raw []byte) (s string, ok bool) {
 			}
 			i += 2
 		case c < utf8.RuneSelf:
-			b.WriteByte(c)
-			i++
+			// A run of plain ASCII is copied at once.
+			j := i + 1
+			for j < len(body) && body[j] < utf8.RuneSelf && body[j] >= 0x20 && body[j] != '"' && body[j] != '\\' {
+				j++
+			}
+			b.Write(body[i:j])
+			i = j
 		default:
 			r, size := utf8.DecodeRune(body[i:])
 			if r == utf8.RuneError && size == 1 {

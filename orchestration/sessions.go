@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -173,6 +176,66 @@ func (s *Session) CountUse(tool string, failed bool) {
 // command or another session rewrote is refused rather than believed.
 type SessionStore struct {
 	dir string
+
+	// seen keeps, per session id, the bytes of the file this store last
+	// read or wrote and the session they hold: while the file still holds
+	// those bytes, a load copies the session instead of checking the MAC
+	// and decoding the JSON again (a governed write loads its session at
+	// the start of the call and again under the lock at its end).
+	mu   sync.Mutex
+	seen map[string]sessionSeen
+}
+
+type sessionSeen struct {
+	raw  []byte
+	sess *Session
+}
+
+// sessionsSeenMax bounds the sessions a store remembers (a daemon serves
+// many): past it, it starts over.
+const sessionsSeenMax = 256
+
+// remember keeps sess as what raw, the file of session id, holds.
+func (s *SessionStore) remember(id string, raw []byte, sess *Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen == nil || len(s.seen) >= sessionsSeenMax {
+		s.seen = map[string]sessionSeen{}
+	}
+	s.seen[id] = sessionSeen{raw: raw, sess: sess.clone()}
+}
+
+// recall returns a copy of the session the file of id holds when raw are
+// the bytes this store last saw there.
+func (s *SessionStore) recall(id string, raw []byte) *Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.seen[id]; ok && bytes.Equal(e.raw, raw) {
+		return e.sess.clone()
+	}
+	return nil
+}
+
+// clone copies the session deeply enough that changing the copy (what an
+// update's fn and the session tools do: set fields, assign into the maps,
+// append tasks) leaves the original as it was.
+func (sess *Session) clone() *Session {
+	c := *sess
+	c.Reads = maps.Clone(sess.Reads)
+	c.Snapshots = maps.Clone(sess.Snapshots)
+	c.Usage = maps.Clone(sess.Usage)
+	c.Todos = bytes.Clone(sess.Todos)
+	c.Tasks = slices.Clone(sess.Tasks)
+	if sess.Question != nil {
+		q := *sess.Question
+		q.Suggestions = slices.Clone(q.Suggestions)
+		c.Question = &q
+	}
+	if sess.Completion != nil {
+		cp := *sess.Completion
+		c.Completion = &cp
+	}
+	return sessionsInit(&c)
 }
 
 const sessionMACPrefix = "hmac-sha256:"
@@ -263,6 +326,9 @@ func (s *SessionStore) load(id string) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}
+	if sess := s.recall(id, data); sess != nil {
+		return sess, nil
+	}
 	body, err := s.authentic(p, data)
 	if err != nil {
 		return nil, err
@@ -274,6 +340,7 @@ func (s *SessionStore) load(id string) (*Session, error) {
 	if sess.ID != id {
 		return nil, fmt.Errorf("session file %s holds session %q, not %q", p, sess.ID, id)
 	}
+	s.remember(id, data, sess)
 	return sess, nil
 }
 
@@ -394,7 +461,9 @@ func (s *SessionStore) update(id string, fn func(*Session) error, refusing bool,
 	if err := fsx.Replace(s.path(id), data, 0o644, d); err != nil {
 		return nil, fmt.Errorf("save session %q: %w", id, err)
 	}
-	return sessionsInit(sess), nil
+	sess = sessionsInit(sess)
+	s.remember(id, data, sess)
+	return sess, nil
 }
 
 // mkdir creates the sessions directory with a .gitignore of its own, since

@@ -362,3 +362,47 @@ func TestSessionsAuthenticated(t *testing.T) {
 		t.Fatalf("after removing the file: %v %v, want a fresh session", sess, err)
 	}
 }
+
+// A store remembers the session it last read or wrote, and hands out
+// copies: changing a loaded session, or an update whose fn fails half way,
+// never changes what the next Load returns.
+func TestSessionsRememberedCopies(t *testing.T) {
+	s := OpenSessions(filepath.Join(t.TempDir(), ".orchestration", "sessions"))
+	if _, err := s.Update("s", func(sess *Session) error {
+		sess.Reads["a.go"] = "aa"
+		sess.CountUse("write_to_file", false)
+		sess.Tasks = append(sess.Tasks, Task{ID: "t1"})
+		sess.Question = &Question{Text: "q"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Reads["a.go"] = "bb"
+	got.Reads["b.go"] = "cc"
+	got.Usage["write_to_file"] = ToolUsage{Attempts: 9}
+	got.Tasks[0].ID = "t9"
+	got.Question.Text = "changed"
+	if _, err := s.Update("s", func(sess *Session) error {
+		sess.Reads["a.go"] = "dd"
+		return errors.New("no")
+	}); err == nil {
+		t.Fatal("Update with a failing fn succeeded")
+	}
+	again, err := s.Load("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Reads["a.go"] != "aa" || len(again.Reads) != 1 || again.Usage["write_to_file"].Attempts != 1 ||
+		again.Tasks[0].ID != "t1" || again.Question.Text != "q" {
+		t.Fatalf("Load after changing copies = %+v", again)
+	}
+	// A fresh store decodes the file: the same session.
+	fresh, err := OpenSessions(s.dir).Load("s")
+	if err != nil || fresh.Reads["a.go"] != "aa" || fresh.Tasks[0].ID != "t1" {
+		t.Fatalf("fresh store: %+v %v", fresh, err)
+	}
+}

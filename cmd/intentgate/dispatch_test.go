@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -74,5 +76,48 @@ not json
 	}
 	if _, err := os.Stat(filepath.Join(none, ".orchestration")); err == nil {
 		t.Error("dispatch created .orchestration/ where there was none")
+	}
+}
+
+// dispatch leaves a blame snapshot of every version it wrote: its line
+// fingerprints, under the SHA-256 of its content.
+func TestDispatchLeavesEverySnapshotOnExit(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, ".orchestration"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".orchestration", "active_intents.yaml"), []byte(e2eIntents), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var in strings.Builder
+	in.WriteString(`{"id":"0","session":"s","tool":"select_active_intent","args":{"intent_id":"INT-001"}}` + "\n")
+	var contents []string
+	for i := range 40 {
+		c := "package a\n// version " + strings.Repeat("v", i) + "\n"
+		contents = append(contents, c)
+		arg, _ := json.Marshal(map[string]string{"path": "src/a.go", "content": c})
+		in.WriteString(`{"id":"w` + strings.Repeat("1", i+1) + `","session":"s","tool":"write_to_file","args":` + string(arg) + "}\n")
+	}
+	var out, errw bytes.Buffer
+	root := newRoot(strings.NewReader(in.String()), &out, &errw)
+	root.SetArgs([]string{"dispatch", "--workspace", ws})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("dispatch: %v\n%s", err, errw.String())
+	}
+	if n := strings.Count(out.String(), `"ok":true`); n != 41 {
+		t.Fatalf("%d calls answered ok, want 41:\n%s", n, out.String())
+	}
+	for i, c := range contents {
+		sum := sha256.Sum256([]byte(c))
+		sha := hex.EncodeToString(sum[:])
+		b, err := os.ReadFile(filepath.Join(ws, ".orchestration", "index", "snap", sha[:2], sha))
+		if err != nil {
+			t.Fatalf("version %d: no snapshot: %v", i, err)
+		}
+		// "IGSNAP01", the line count (2), and a fingerprint per line.
+		if len(b) != 12+2*8 || string(b[:8]) != "IGSNAP01" || b[8] != 2 {
+			t.Fatalf("version %d: snapshot of %d bytes %q, want 28 bytes for 2 lines", i, len(b), b[:min(len(b), 12)])
+		}
 	}
 }

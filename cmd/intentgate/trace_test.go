@@ -363,3 +363,72 @@ func TestTraceVerifyProgressAndBadImport(t *testing.T) {
 		t.Error("a failed import changed the ledger")
 	}
 }
+
+// TestTraceStatsKeptCount: trace stats keeps its count beside the index
+// and says the same as a count from scratch after appends, with the kept
+// count removed, and with it damaged.
+func TestTraceStatsKeptCount(t *testing.T) {
+	t.Parallel()
+	ws := e2eWorkspace(t, e2eIntents, nil)
+	traceDispatch(t, ws, "s1", "vendor/model-one", selectCall,
+		writeCall("src/a.go", "package a\n\nvar A = 1\n"),
+		"!"+writeCall("docs/x.md", "outside the scope\n"))
+	type row struct {
+		Key        string `json:"key"`
+		Records    int    `json:"records"`
+		LinesAdded int    `json:"lines_added"`
+		Files      int    `json:"files_touched"`
+		Denials    int    `json:"denials"`
+	}
+	stats := func() (string, int, row) {
+		t.Helper()
+		out, code := runIG(t, "trace", "stats", "-w", ws, "--json")
+		var st struct {
+			Records  int   `json:"records"`
+			ByIntent []row `json:"by_intent"`
+		}
+		if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
+			t.Fatalf("stats --json: exit %d, %v\n%s", code, err, out)
+		}
+		for _, r := range st.ByIntent {
+			if r.Key == "INT-001" {
+				return out, st.Records, r
+			}
+		}
+		t.Fatalf("stats: no row for INT-001\n%s", out)
+		return "", 0, row{}
+	}
+	first, n, r := stats()
+	if n != 2 || r != (row{Key: "INT-001", Records: 2, LinesAdded: 3, Files: 1, Denials: 1}) {
+		t.Fatalf("stats: %d records, INT-001 %+v; want 2, 2 records, 3 lines, 1 file, 1 denial", n, r)
+	}
+	kept := filepath.Join(ws, ".orchestration", "index", "stats.bin")
+	if _, err := os.Stat(kept); err != nil {
+		t.Fatalf("no count kept: %v", err)
+	}
+	if again, _, _ := stats(); again != first {
+		t.Fatalf("stats from the kept count differs:\n%s\nwant\n%s", again, first)
+	}
+	traceDispatch(t, ws, "s1", "vendor/model-one", writeCall("src/b.go", "package a\n"))
+	extended, n, r := stats()
+	if n != 3 || r != (row{Key: "INT-001", Records: 3, LinesAdded: 4, Files: 2, Denials: 1}) {
+		t.Fatalf("stats after an append: %d records, INT-001 %+v; want 3, 3 records, 4 lines, 2 files, 1 denial", n, r)
+	}
+	if err := os.Remove(kept); err != nil {
+		t.Fatal(err)
+	}
+	if full, _, _ := stats(); full != extended {
+		t.Fatalf("full count differs from the extended one:\n%s\nwant\n%s", full, extended)
+	}
+	b, err := os.ReadFile(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(kept, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if damaged, _, _ := stats(); damaged != extended {
+		t.Fatalf("stats with a damaged kept count differs:\n%s\nwant\n%s", damaged, extended)
+	}
+}

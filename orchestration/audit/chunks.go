@@ -73,6 +73,12 @@ func runChunks[T any](path string, o chunkOptions, work func(worker int, c *line
 	if o.to > 0 {
 		r = io.LimitReader(f, o.to-o.from)
 	}
+	return runChunksFrom(r, o, work, consume)
+}
+
+// runChunksFrom is runChunks reading r, which starts at byte o.from of the
+// ledger (o.to is not applied: r ends where the reading should).
+func runChunksFrom[T any](r io.Reader, o chunkOptions, work func(worker int, c *lineChunk) T, consume func(c *lineChunk, res T) error) error {
 	workers := o.workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)

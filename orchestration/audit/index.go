@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -299,16 +297,6 @@ func writeAtomic(path string, data []byte) error {
 	return err
 }
 
-// segBuilder collects one segment.
-type segBuilder struct {
-	firstLine int
-	firstOff  int64
-	lines     []byte // lineEntry each
-	ids       []byte // idEntry each
-	post      map[string][]uint32
-	ranges    []byte // rangeEntry each
-}
-
 // hashPrefix is the first 8 bytes of a "sha256:<hex>" content hash.
 func hashPrefix(h string) (uint64, bool) {
 	hx, ok := strings.CutPrefix(h, orchestration.HashPrefix)
@@ -333,97 +321,6 @@ func denialCode(d json.RawMessage) string {
 		return ""
 	}
 	return v.Error
-}
-
-func (b *segBuilder) encode(n int) [][]byte {
-	// ids and ranges sorted for binary search; keys sorted by name.
-	sortIDs(b.ids)
-	sortRanges(b.ranges)
-	keys := make([]string, 0, len(b.post))
-	posts, blob := 0, 0
-	for k, p := range b.post {
-		keys = append(keys, k)
-		posts += len(p)
-		blob += len(k)
-	}
-	sort.Strings(keys)
-	keyTab := make([]byte, 0, keyEntry*len(keys))
-	keyBlob := make([]byte, 0, blob)
-	postTab := make([]byte, 0, 4*posts)
-	for _, k := range keys {
-		p := b.post[k]
-		keyTab = binary.LittleEndian.AppendUint32(keyTab, uint32(len(keyBlob)))
-		keyTab = binary.LittleEndian.AppendUint32(keyTab, uint32(len(k)))
-		keyTab = binary.LittleEndian.AppendUint32(keyTab, uint32(len(postTab)/4))
-		keyTab = binary.LittleEndian.AppendUint32(keyTab, uint32(len(p)))
-		keyBlob = append(keyBlob, k...)
-		for _, x := range p {
-			postTab = binary.LittleEndian.AppendUint32(postTab, x)
-		}
-	}
-	h := make([]byte, 0, segHeader)
-	h = append(h, segMagic...)
-	for _, v := range []int{b.firstLine, n, len(b.ids) / idEntry, len(keys), len(postTab) / 4, len(b.ranges) / rangeEntry} {
-		h = binary.LittleEndian.AppendUint32(h, uint32(v))
-	}
-	h = binary.LittleEndian.AppendUint64(h, uint64(b.firstOff))
-	off := uint64(segHeader)
-	sections := [][]byte{b.lines, b.ids, keyTab, keyBlob, postTab, b.ranges}
-	for _, sec := range sections {
-		h = binary.LittleEndian.AppendUint64(h, off)
-		off += uint64(len(sec))
-	}
-	// The file is the header and the sections in order, written as they
-	// are (no copy of the whole).
-	return append([][]byte{h}, sections...)
-}
-
-// sortIDs sorts id entries by id. Record ids are UUIDv7, mostly in time
-// order already, which the sort finds quickly.
-func sortIDs(b []byte) {
-	type ent struct {
-		id  [16]byte
-		rel uint32
-	}
-	es := make([]ent, len(b)/idEntry)
-	for i := range es {
-		copy(es[i].id[:], b[i*idEntry:])
-		es[i].rel = binary.LittleEndian.Uint32(b[i*idEntry+16:])
-	}
-	slices.SortFunc(es, func(x, y ent) int { return bytes.Compare(x.id[:], y.id[:]) })
-	for i, e := range es {
-		copy(b[i*idEntry:], e.id[:])
-		binary.LittleEndian.PutUint32(b[i*idEntry+16:], e.rel)
-	}
-}
-
-// sortRanges sorts range entries by their hash prefix, then line: equal
-// prefixes stay in ledger order.
-func sortRanges(b []byte) {
-	type ent struct {
-		h8      uint64
-		rel, ln uint32
-	}
-	es := make([]ent, len(b)/rangeEntry)
-	for i := range es {
-		e := b[i*rangeEntry:]
-		es[i] = ent{binary.LittleEndian.Uint64(e), binary.LittleEndian.Uint32(e[8:]), binary.LittleEndian.Uint32(e[12:])}
-	}
-	slices.SortFunc(es, func(x, y ent) int {
-		if c := cmp.Compare(x.h8, y.h8); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(x.rel, y.rel); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.ln, y.ln)
-	})
-	for i, e := range es {
-		o := b[i*rangeEntry:]
-		binary.LittleEndian.PutUint64(o, e.h8)
-		binary.LittleEndian.PutUint32(o[8:], e.rel)
-		binary.LittleEndian.PutUint32(o[12:], e.ln)
-	}
 }
 
 // segment is an open segment file. The key table is read whole; the rest is

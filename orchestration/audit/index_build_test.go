@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -154,21 +156,147 @@ func TestIndexCollectMatchesRecords(t *testing.T) {
 		}
 		want := refCollect(t, path)
 		ix := &Index{dir: filepath.Join(dir, "ix"), ledger: path, chunkSize: []int{100, 1000, 0}[round%3]}
-		b, last, n, err := ix.collect(1, 0, 0)
+		if err := os.MkdirAll(ix.dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ref, link, err := ix.build(1, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
+		got := readSegment(t, filepath.Join(ix.dir, ref.Name), *ref)
 		switch {
-		case n != want.n || !bytes.Equal(last, want.last):
-			t.Fatalf("round %d: %d lines, last %q; want %d, %q", round, n, last, want.n, want.last)
-		case !bytes.Equal(b.lines, want.lines):
+		case ref.Lines != want.n || link != orchestration.LineLink(want.last) || ref.FirstOff != 0 || ref.Bytes != int64(len(bytes.Join(mut, nil))):
+			t.Fatalf("round %d: %+v, last %s; want %d lines, last %q", round, ref, link, want.n, want.last)
+		case !bytes.Equal(got.lines, want.lines):
 			t.Fatalf("round %d: line tables differ", round)
-		case !reflect.DeepEqual(b.post, want.post):
-			t.Fatalf("round %d: postings differ:\n got %v\nwant %v", round, b.post, want.post)
-		case !reflect.DeepEqual(sortedEntries(b.ids, idEntry), sortedEntries(want.ids, idEntry)):
+		case !reflect.DeepEqual(got.post, want.post):
+			t.Fatalf("round %d: postings differ:\n got %v\nwant %v", round, got.post, want.post)
+		case !reflect.DeepEqual(sortedEntries(got.ids, idEntry), sortedEntries(want.ids, idEntry)):
 			t.Fatalf("round %d: ids differ", round)
-		case !reflect.DeepEqual(sortedEntries(b.ranges, rangeEntry), sortedEntries(want.ranges, rangeEntry)):
+		case !reflect.DeepEqual(sortedEntries(got.ranges, rangeEntry), sortedEntries(want.ranges, rangeEntry)):
 			t.Fatalf("round %d: ranges differ", round)
+		}
+		os.Remove(filepath.Join(ix.dir, ref.Name))
+	}
+}
+
+// readSegment reads every section of a segment file back, through
+// openSegment, and checks the order lookups rely on: ids ascending, ranges
+// by hash prefix, line and length, keys by name.
+func readSegment(t testing.TB, path string, ref segmentRef) *refSegment {
+	t.Helper()
+	s, err := openSegment(path, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.f.Close()
+	out := &refSegment{post: map[string][]uint32{}, n: s.n}
+	read := func(off int64, n int) []byte {
+		b := make([]byte, n)
+		if _, err := s.f.ReadAt(b, off); err != nil && n > 0 {
+			t.Fatal(err)
+		}
+		return b
+	}
+	out.lines = read(s.offLines, s.n*lineEntry)
+	out.ids = read(s.offIDs, s.nIDs*idEntry)
+	out.ranges = read(s.offRanges, s.nRanges*rangeEntry)
+	for i := 1; i < s.nIDs; i++ {
+		a, b := out.ids[(i-1)*idEntry:i*idEntry], out.ids[i*idEntry:(i+1)*idEntry]
+		if c := bytes.Compare(a[:16], b[:16]); c > 0 || c == 0 && binary.LittleEndian.Uint32(a[16:]) > binary.LittleEndian.Uint32(b[16:]) {
+			t.Fatalf("ids out of order at %d", i)
+		}
+	}
+	for i := 1; i < s.nRanges; i++ {
+		a, b := out.ranges[(i-1)*rangeEntry:], out.ranges[i*rangeEntry:]
+		ka := [3]uint64{binary.LittleEndian.Uint64(a), uint64(binary.LittleEndian.Uint32(a[8:])), uint64(binary.LittleEndian.Uint32(a[12:]))}
+		kb := [3]uint64{binary.LittleEndian.Uint64(b), uint64(binary.LittleEndian.Uint32(b[8:])), uint64(binary.LittleEndian.Uint32(b[12:]))}
+		if slices.Compare(ka[:], kb[:]) > 0 {
+			t.Fatalf("ranges out of order at %d", i)
+		}
+	}
+	for i := range s.nKeys {
+		k := s.key(i)
+		if i > 0 && s.key(i-1) >= k {
+			t.Fatalf("keys out of order at %d", i)
+		}
+		lines, err := s.postings(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			out.post[k] = append(out.post[k], uint32(l-ref.FirstLine))
+		}
+	}
+	return out
+}
+
+// TestSortRangeEntsMatchesComparison holds the radix sort of the range
+// table to a comparison sort by (prefix, line, length), on tables in line
+// order as the build makes them, large enough for the radix path, with
+// repeated prefixes, prefixes that share digits, and several ranges of one
+// prefix on one line.
+func TestSortRangeEntsMatchesComparison(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 5, 1<<12 - 1, 1 << 12, 50000} {
+		for _, shape := range []string{"random", "few prefixes", "high digits only", "low digits only"} {
+			es := make([]rangeEnt, n)
+			rel := uint32(0)
+			for i := range es {
+				if r.IntN(3) == 0 {
+					rel += uint32(r.IntN(3))
+				}
+				var h uint64
+				switch shape {
+				case "random":
+					h = r.Uint64()
+				case "few prefixes":
+					h = uint64(r.IntN(40)) * 0x9e3779b97f4a7c15
+				case "high digits only":
+					h = uint64(r.IntN(1000)) << 48
+				case "low digits only":
+					h = uint64(r.IntN(1000))
+				}
+				es[i] = rangeEnt{h8: h, rel: rel, ln: uint32(r.IntN(4))}
+			}
+			want := slices.Clone(es)
+			slices.SortFunc(want, func(x, y rangeEnt) int {
+				return slices.Compare([]uint64{x.h8, uint64(x.rel), uint64(x.ln)}, []uint64{y.h8, uint64(y.rel), uint64(y.ln)})
+			})
+			sortRangeEnts(es)
+			if !slices.Equal(es, want) {
+				t.Fatalf("%d entries, %s: the sort differs from the comparison sort", n, shape)
+			}
+		}
+	}
+}
+
+func TestSortIDEnts(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	es := make([]idEnt, 10000)
+	for i := range es {
+		es[i] = idEnt{hi: uint64(r.IntN(50)), lo: uint64(r.IntN(3)), rel: uint32(i)}
+	}
+	want := slices.Clone(es)
+	slices.SortStableFunc(want, func(x, y idEnt) int {
+		return slices.Compare([]uint64{x.hi, x.lo}, []uint64{y.hi, y.lo})
+	})
+	r.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
+	sortIDEnts(es)
+	if !slices.Equal(es, want) {
+		t.Fatal("ids not sorted by id, then line")
+	}
+}
+
+func TestDecodeUUIDText(t *testing.T) {
+	for range 1000 {
+		u := uuid.New()
+		for _, text := range []string{u.String(), strings.ToUpper(u.String())} {
+			var got [16]byte
+			decodeUUIDText([]byte(text), &got)
+			if got != u {
+				t.Fatalf("decodeUUIDText(%s) = %x, want %x", text, got, u[:])
+			}
 		}
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"sync"
 
 	"github.com/intentgate/intentgate/orchestration"
 )
@@ -44,11 +42,6 @@ type ScanOptions struct {
 	NoSum    bool // leave Line.Sum zero (for readers that do not check the chain)
 }
 
-type scanBatch struct {
-	seq   int
-	lines []Line
-}
-
 const scanChunk = 1 << 20
 
 var errScanStop = errors.New("scan stopped")
@@ -75,6 +68,10 @@ func Scan(path string, o ScanOptions, fn func(*Line) error) error {
 	return scanReader(r, o, fn)
 }
 
+// scanReader is Scan of the ledger bytes r delivers: the chunk pipeline of
+// chunks.go, with chunks that are never reused (the lines handed to fn stay
+// valid), a Line made for every line by the workers, and numbered and
+// handed to fn in order by the caller's goroutine.
 func scanReader(r io.Reader, o ScanOptions, fn func(*Line) error) error {
 	if o.Schema {
 		o.Parse = true
@@ -82,131 +79,34 @@ func scanReader(r io.Reader, o ScanOptions, fn func(*Line) error) error {
 			return err
 		}
 	}
-	workers := o.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	in := make(chan *scanBatch, workers*2)
-	out := make(chan *scanBatch, workers*2)
-	stop := make(chan struct{})
-	var readErr error
-	go func() { // reader: cut the input into batches of whole lines
-		defer close(in)
-		readErr = scanSplit(r, o, in, stop)
-	}()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := range in {
-				for i := range b.lines {
-					scanWork(&b.lines[i], o)
-				}
-				select {
-				case out <- b:
-				case <-stop:
-				}
-			}
-		}()
-	}
-	go func() { wg.Wait(); close(out) }()
-
-	pending := map[int]*scanBatch{}
-	next := 0
-	var fnErr error
-	for b := range out {
-		if fnErr != nil {
-			continue
-		}
-		pending[b.seq] = b
-		for {
-			nb, ok := pending[next]
-			if !ok {
-				break
-			}
-			delete(pending, next)
-			next++
-			for i := range nb.lines {
-				if err := fn(&nb.lines[i]); err != nil {
-					fnErr = err
-					close(stop)
-					break
-				}
-			}
-			if fnErr != nil {
-				break
-			}
-		}
-	}
-	if fnErr != nil {
-		return fnErr
-	}
-	if readErr != nil && !errors.Is(readErr, errScanStop) {
-		return readErr
-	}
-	return nil
-}
-
-// scanSplit reads r in large chunks and sends batches of complete lines; the
-// bytes after the last newline go out last as a torn line.
-func scanSplit(r io.Reader, o ScanOptions, in chan<- *scanBatch, stop <-chan struct{}) error {
-	off := o.From
 	no := max(o.FirstLine, 1) - 1
-	seq := 0
-	var carry []byte
-	var read int64
-	send := func(lines []Line) bool {
-		select {
-		case in <- &scanBatch{seq: seq, lines: lines}:
-			seq++
-			return true
-		case <-stop:
-			return false
-		}
-	}
-	for {
-		buf := make([]byte, len(carry)+scanChunk)
-		copy(buf, carry)
-		n, err := io.ReadFull(r, buf[len(carry):])
-		read += int64(n)
-		buf = buf[:len(carry)+n]
-		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-		if err != nil && !eof {
-			return fmt.Errorf("ledger: read: %w", err)
-		}
-		if o.Progress != nil {
-			o.Progress(read)
-		}
-		last := bytes.LastIndexByte(buf, '\n')
-		var lines []Line
-		if last >= 0 {
-			lines = make([]Line, 0, bytes.Count(buf[:last+1], []byte{'\n'}))
-			rest := buf[:last+1]
-			for len(rest) > 0 {
-				i := bytes.IndexByte(rest, '\n')
-				full := rest[:i+1]
+	co := chunkOptions{from: o.From, size: scanChunk, workers: o.Workers, keep: true, progress: o.Progress}
+	return runChunksFrom(r, co,
+		func(_ int, c *lineChunk) []Line {
+			lines := make([]Line, 0, bytes.Count(c.data, []byte{'\n'}))
+			c.eachLine(func(at int, full, raw []byte) {
+				lines = append(lines, Line{Off: c.off + int64(at), Full: full, Raw: raw, Complete: true})
+				scanWork(&lines[len(lines)-1], o)
+			})
+			return lines
+		},
+		func(c *lineChunk, lines []Line) error {
+			for i := range lines {
 				no++
-				lines = append(lines, Line{No: no, Off: off, Full: full, Raw: trimCR(full[:i]), Complete: true})
-				off += int64(len(full))
-				rest = rest[i+1:]
+				lines[i].No = no
+				if err := fn(&lines[i]); err != nil {
+					return err
+				}
 			}
-			carry = buf[last+1:]
-		} else {
-			carry = buf
-		}
-		if eof && len(carry) > 0 {
-			no++
-			lines = append(lines, Line{No: no, Off: off, Full: carry, Raw: carry})
-			carry = nil
-		}
-		if len(lines) > 0 && !send(lines) {
-			return errScanStop
-		}
-		if eof {
+			if len(c.torn) > 0 {
+				// A torn last line: delivered as it is, never parsed.
+				no++
+				l := &Line{No: no, Off: c.off + int64(len(c.data)), Full: c.torn, Raw: c.torn}
+				scanWork(l, o)
+				return fn(l)
+			}
 			return nil
-		}
-	}
+		})
 }
 
 func scanWork(l *Line, o ScanOptions) {

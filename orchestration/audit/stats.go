@@ -3,7 +3,6 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -70,7 +69,9 @@ func (t statTable) rows() []StatRow {
 		if len(r.DenialCodes) == 0 {
 			r.DenialCodes = nil
 		}
-		out = append(out, *r)
+		row := *r
+		row.files = nil
+		out = append(out, row)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
@@ -139,34 +140,6 @@ func (t *statAcc) add(key []byte, e *statRec, pathNo []int32) {
 			r.files = append(r.files, 0)
 		}
 		r.files[n/64] |= 1 << (n % 64)
-	}
-}
-
-// mergeInto adds the rows of t to a table of whole rows; names are the
-// worker's paths by number.
-func (t *statAcc) mergeInto(out statTable, names []string) {
-	for k, x := range t.rows {
-		r := out[k]
-		if r == nil {
-			r = &StatRow{Key: k, files: map[string]bool{}, DenialCodes: map[string]int{}}
-			out[k] = r
-		}
-		r.Records += x.Records
-		r.Changes += x.Changes
-		r.LinesAdded += x.LinesAdded
-		r.Violations += x.Violations
-		r.Denials += x.Denials
-		for c, n := range x.DenialCodes {
-			r.DenialCodes[c] += n
-		}
-		for w, bits := range x.files {
-			for b := 0; bits != 0; b++ {
-				if bits&1 != 0 {
-					r.files[names[w*64+b]] = true
-				}
-				bits >>= 1
-			}
-		}
 	}
 }
 
@@ -332,30 +305,36 @@ func plainDenialCode(d []byte) ([]byte, bool) {
 // counting the chunks it reads into tables of its own, merged at the end.
 // Records without an intent, model or tool are counted under "".
 func ComputeStats(ledger string, progress func(read int64)) (*Stats, error) {
+	s := newStatState()
+	if _, _, err := s.count(ledger, 0, 0, progress); err != nil {
+		return nil, err
+	}
+	return s.stats(), nil
+}
+
+// count adds the whole lines of the ledger from byte from on, and returns
+// the offset just past the last of them and how many there were.
+func (s *statState) count(ledger string, from int64, chunk int, progress func(read int64)) (end int64, n int, err error) {
 	workers := runtime.GOMAXPROCS(0)
 	ws := make([]statWorker, workers)
 	for i := range ws {
 		ws[i] = statWorker{intents: newStatAcc(), models: newStatAcc(), tools: newStatAcc(), paths: map[string]int32{}}
 	}
-	err := runChunks(ledger, chunkOptions{workers: workers, progress: progress},
+	end = from
+	err = runChunks(ledger, chunkOptions{from: from, workers: workers, size: chunk, progress: progress},
 		func(w int, c *lineChunk) struct{} { ws[w].chunk(c); return struct{}{} },
-		func(*lineChunk, struct{}) error { return nil })
+		func(c *lineChunk, _ struct{}) error {
+			end = c.off + int64(len(c.data))
+			return nil
+		})
 	if err != nil {
-		return nil, err
+		return 0, 0, err
 	}
-	s := &Stats{}
-	intents, models, tools := statTable{}, statTable{}, statTable{}
+	lines := s.lines
 	for i := range ws {
-		w := &ws[i]
-		s.Lines += w.lines
-		s.Records += w.records
-		s.Unparsable += w.unpars
-		w.intents.mergeInto(intents, w.names)
-		w.models.mergeInto(models, w.names)
-		w.tools.mergeInto(tools, w.names)
+		s.addWorker(&ws[i])
 	}
-	s.ByIntent, s.ByModel, s.ByTool = intents.rows(), models.rows(), tools.rows()
-	return s, nil
+	return end, s.lines - lines, nil
 }
 
 // StatsReport is what `trace stats` shows: the ledger counted per intent,
@@ -373,11 +352,14 @@ type StatsOptions struct {
 	Workspace string // "" means "."
 	Ledger    string // "" means Workspace/.orchestration/agent_trace.jsonl
 	// Progress, if set, is called now and then with the bytes read and
-	// the ledger's size.
+	// the bytes to read (the ledger's size, less what the cached count
+	// covers).
 	Progress func(read, total int64)
 }
 
-// StatsFor counts the ledger and sums the sessions' tool usage.
+// StatsFor counts the ledger and sums the sessions' tool usage. The count
+// of the ledger's prefix is kept beside its index and extended by the lines
+// appended since (see countStats): the result is the same as a full count.
 func StatsFor(o StatsOptions) (*StatsReport, error) {
 	ws := o.Workspace
 	if ws == "" {
@@ -387,15 +369,7 @@ func StatsFor(o StatsOptions) (*StatsReport, error) {
 	if ledger == "" {
 		ledger = filepath.Join(ws, ".orchestration", orchestration.LedgerName)
 	}
-	var progress func(int64)
-	if o.Progress != nil {
-		var total int64
-		if fi, err := os.Stat(ledger); err == nil {
-			total = fi.Size()
-		}
-		progress = func(n int64) { o.Progress(n, total) }
-	}
-	s, err := ComputeStats(ledger, progress)
+	s, _, err := countStats(ws, ledger, 0, o.Progress)
 	if err != nil {
 		return nil, err
 	}

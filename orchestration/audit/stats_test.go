@@ -42,13 +42,11 @@ func statsByEntries(t testing.TB, path string) *Stats {
 	return s
 }
 
-// TestStatsMatchEntries holds ComputeStats (records of intentgate's writer
-// read in place, on several workers) to the plain count, on ledgers with
-// other writers' lines, damaged lines, refusals with denials of every
-// shape and records without intentgate's metadata.
-func TestStatsMatchEntries(t *testing.T) {
-	_, ledger := testWorkspace(t, 60)
-	lines := readLines(t, ledger)
+// statsExtraLines are lines a stats test mixes into a ledger: other
+// writers' lines, damaged lines, records without intentgate's metadata and
+// refusals with denials of every shape.
+func statsExtraLines(t testing.TB) [][]byte {
+	t.Helper()
 	denials := []string{
 		`{"error":"STALE_FILE","message":"read it again"}`,
 		`{"message":"m","error":"NOT_READ"}`,
@@ -79,6 +77,17 @@ func TestStatsMatchEntries(t *testing.T) {
 		}
 		extra = append(extra, append(b, '\n'))
 	}
+	return extra
+}
+
+// TestStatsMatchEntries holds ComputeStats (records of intentgate's writer
+// read in place, on several workers) to the plain count, on ledgers with
+// other writers' lines, damaged lines, refusals with denials of every
+// shape and records without intentgate's metadata.
+func TestStatsMatchEntries(t *testing.T) {
+	_, ledger := testWorkspace(t, 60)
+	lines := readLines(t, ledger)
+	extra := statsExtraLines(t)
 	path := filepath.Join(t.TempDir(), "ledger.jsonl")
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := range 40 {

@@ -176,26 +176,27 @@ func (w *verifyWorker) line(out *verifyChunk, k int, raw []byte) {
 
 // decodeUUIDText decodes the 36-character text form CanonView.Read checked.
 func decodeUUIDText(s []byte, id *[16]byte) {
-	j := 0
-	for i := 0; i < 36; i += 2 {
-		if s[i] == '-' {
-			i--
-			continue
-		}
-		id[j] = unhex(s[i])<<4 | unhex(s[i+1])
-		j++
+	_ = s[35]
+	for j, i := range uuidDigitAt {
+		id[j] = hexVal[s[i]]<<4 | hexVal[s[i+1]]
 	}
 }
 
-func unhex(c byte) byte {
-	switch {
-	case c >= 'a':
-		return c - 'a' + 10
-	case c >= 'A':
-		return c - 'A' + 10
+// uuidDigitAt is where each byte's two hex digits start in a UUID's text
+// (8-4-4-4-12 digits, hyphens between).
+var uuidDigitAt = [16]int{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
+// hexVal is the value of a hex digit (either case); 0 for other bytes.
+var hexVal = func() (t [256]byte) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
 	}
-	return c - '0'
-}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c - 'a' + 10)
+		t[c-'a'+'A'] = byte(c - 'a' + 10)
+	}
+	return
+}()
 
 // viewOwnValues is ownRecordValues for a record read by CanonView.
 func viewOwnValues(v *orchestration.CanonView) bool {
