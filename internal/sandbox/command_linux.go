@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,6 +31,10 @@ type spec struct {
 	Probe bool `json:"probe,omitempty"`
 	// StatusFD is the init's status pipe (status_linux.go), 0 for none.
 	StatusFD int `json:"sfd,omitempty"`
+	// Confined: the init's first stage confined the thread that executed
+	// this second stage, which runs the command (init_linux.go). Never
+	// set by the parent.
+	Confined bool `json:"confined,omitempty"`
 }
 
 var (
@@ -46,8 +49,8 @@ var (
 // variable INTENTGATE_SANDBOX=landlock forces the weaker mode, for tests.
 func probe() (Mechanism, string) {
 	probeOnce.Do(func() {
-		abi, err := ll.LandlockGetABIVersion()
-		if err != nil || abi < 1 {
+		abi := landlockABI()
+		if abi < 1 {
 			probeMech, probeWhy = None, "the kernel offers no Landlock (it needs Linux 5.13 or later with Landlock enabled in the lsm= boot parameter)"
 			return
 		}
@@ -76,9 +79,13 @@ func probe() (Mechanism, string) {
 	return probeMech, probeWhy
 }
 
+// landlockABI is the kernel's Landlock ABI version, 0 without Landlock.
 func landlockABI() int {
-	abi, _ := ll.LandlockGetABIVersion()
-	return abi
+	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0
+	}
+	return int(abi)
 }
 
 func confined(ctx context.Context, mech Mechanism, p *Policy, dir, temp string, argv []string) (*exec.Cmd, error) {
@@ -115,7 +122,12 @@ func initCmd(ctx context.Context, sp spec) (*exec.Cmd, error) {
 	}
 	cmd := exec.CommandContext(ctx, "/proc/self/exe", initArg, string(js))
 	cmd.Args[0] = "intentgate-sandbox"
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// When the parent dies (killed, say, by an agent that gave up on the
+	// command), the init gets SIGTERM, which it answers as any stop
+	// signal: it kills the command's whole tree, then exits. SIGKILL
+	// would leave, without a PID namespace, the command's descendants
+	// running.
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if sp.Namespaces {
 		uid, gid := os.Getuid(), os.Getgid()
 		attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID

@@ -9,11 +9,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,12 +23,18 @@ import (
 const initFailed = 125
 
 func initMain(arg string) int {
+	// Landlock, no_new_privs and the capability sets below are the
+	// thread's own: everything runs on this one thread (package
+	// initialisation holds it already).
+	runtime.LockOSThread()
 	var sp spec
 	if err := json.Unmarshal([]byte(arg), &sp); err != nil {
 		fmt.Fprintln(os.Stderr, "intentgate sandbox: bad init argument:", err)
 		return initFailed
 	}
-	keepStatusFromCommand(&sp)
+	if sp.Confined {
+		return confinedMain(&sp)
+	}
 	if err := setup(&sp); err != nil {
 		fmt.Fprintln(os.Stderr, "intentgate sandbox: cannot confine the command, so it did not run:", err)
 		return initFailed
@@ -35,11 +42,39 @@ func initMain(arg string) int {
 	if sp.Probe {
 		return 0
 	}
-	return supervise(&sp)
+	// Only this thread is confined. Executing the init again from it
+	// starts a process image that is confined as a whole, and that one
+	// runs the command.
+	sp.Confined = true
+	js, err := json.Marshal(sp)
+	if err == nil {
+		err = syscall.Exec("/proc/self/exe", []string{"intentgate-sandbox", initArg, string(js)}, os.Environ())
+	}
+	fmt.Fprintln(os.Stderr, "intentgate sandbox: cannot start the confined init, so the command did not run:", err)
+	return initFailed
 }
 
-// setup confines this process, and so everything it starts: read-only bind
-// mounts over the governance paths (in the mount namespace), Landlock, no
+// confinedMain is the init's second stage, executed from the confined
+// thread of the first: it runs and supervises the command.
+func confinedMain(sp *spec) int {
+	// The first stage set no_new_privs just before Landlock; an init
+	// without it was not started by a first stage.
+	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || nnp != 1 {
+		fmt.Fprintln(os.Stderr, "intentgate sandbox: the init is not confined, so the command did not run")
+		return initFailed
+	}
+	keepStatusFromCommand(sp)
+	if !sp.Namespaces {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "intentgate sandbox: cannot become the subreaper of the command, so it did not run:", err)
+			return initFailed
+		}
+	}
+	return supervise(sp)
+}
+
+// setup confines this thread, and so what it executes: read-only bind mounts
+// over the governance paths (in the mount namespace), Landlock, no
 // capabilities left.
 func setup(sp *spec) error {
 	if sp.Namespaces {
@@ -66,15 +101,15 @@ func setup(sp *spec) error {
 		// mounted the host's stays, and the namespace still hides the
 		// other processes from kill(2).
 		_ = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
-	} else {
-		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-			return fmt.Errorf("becoming the subreaper of the command: %w", err)
-		}
 	}
-	if err := restrictLandlock(sp); err != nil {
+	if err := restrictThread(sp); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
-	if sp.Namespaces {
+	// Without namespaces the command runs in the caller's user namespace:
+	// as root there it would keep every capability (loading a kernel
+	// module needs no file Landlock controls). Other users hold none to
+	// pass on, since no_new_privs ignores file capabilities.
+	if sp.Namespaces || os.Geteuid() == 0 {
 		if err := dropCapabilities(); err != nil {
 			return fmt.Errorf("dropping capabilities: %w", err)
 		}
@@ -149,52 +184,10 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-// configFor is the Landlock configuration of the kernel's ABI, network left
-// alone (commands fetch packages). ABI 9 and later would refuse connecting to
-// every Unix socket outside the sandbox (ssh-agent, the container runtime),
-// so the configuration stops at 8.
-func configFor(abi int) landlock.Config {
-	all := []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4,
-		landlock.V5, landlock.V6, landlock.V7, landlock.V8}
-	c := all[min(abi, len(all))-1]
-	c.HandledAccessNet = 0
-	return c
-}
-
-func restrictLandlock(sp *spec) error {
-	if sp.ABI < 1 {
-		return fmt.Errorf("the kernel offers no Landlock")
-	}
-	var dirs, files []string
-	for _, w := range sp.Writable {
-		fi, err := os.Stat(w)
-		switch {
-		case err != nil:
-			continue
-		case fi.IsDir():
-			dirs = append(dirs, w)
-		default:
-			files = append(files, w)
-		}
-	}
-	rw := []landlock.FSRule{landlock.RWDirs(dirs...), landlock.RWFiles(files...)}
-	if sp.ABI >= 2 {
-		// Renames and links between directories of the writable roots
-		// (npm moves packages out of its staging directory).
-		rw[0] = rw[0].WithRefer()
-	}
-	devices := []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
-	rules := []landlock.Rule{
-		landlock.RODirs("/"),
-		rw[0], rw[1],
-		landlock.RWFiles(devices...).WithIoctlDev().IgnoreIfMissing(),
-		landlock.RWDirs("/dev/pts", "/dev/shm").WithIoctlDev().IgnoreIfMissing(),
-	}
-	return configFor(sp.ABI).Restrict(rules...)
-}
-
 // dropCapabilities leaves the command none in its user namespace, even when it
-// runs as uid 0 there: no ambient set, an empty bounding set.
+// runs as uid 0 there: no ambient or inheritable set, an empty bounding set
+// (an executed program's capabilities come from these; root's from the
+// inheritable and bounding sets).
 func dropCapabilities() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return err
@@ -206,11 +199,22 @@ func dropCapabilities() error {
 		}
 	}
 	for c := 0; c <= last; c++ {
+		// Only those still in the set: dropping needs CAP_SETPCAP,
+		// which a process whose set is already empty may lack.
+		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil || in == 0 {
+			continue
+		}
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 			return err
 		}
 	}
-	return nil
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	return unix.Capset(&hdr, &data[0])
 }
 
 // supervise runs the command, reaps whatever is reparented here, and when
@@ -271,34 +275,56 @@ func supervise(sp *spec) int {
 	return code
 }
 
+// killWait bounds how long the init works at ending the command's processes
+// once it is over; every round kills each one it finds, so only a process it
+// cannot see or signal lasts that long.
+const killWait = 5 * time.Second
+
 // killAll ends every process the command left. In a PID namespace that is
 // every other process in it (and the kernel kills them anyway when the init
-// exits); without one, every descendant of this subreaper, repeated until
+// exits); without one, every descendant of this subreaper, in rounds until
 // none is left, since one may fork while the others die.
 func killAll(namespace bool) {
 	if namespace {
 		_ = syscall.Kill(-1, syscall.SIGKILL)
 		return
 	}
-	for range 1000 {
+	deadline := time.Now().Add(killWait)
+	pause := time.Millisecond
+	for {
 		kids := descendants(procSelf())
 		for _, k := range kids {
 			if local := localPID(k); local > 1 && local != os.Getpid() {
 				_ = syscall.Kill(local, syscall.SIGKILL)
 			}
 		}
-		for {
-			var ws syscall.WaitStatus
-			got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-			if err != nil || got <= 0 {
-				break
-			}
+		if reapAll() && len(kids) == 0 {
+			return
 		}
-		if len(kids) == 0 {
-			var ws syscall.WaitStatus
-			if _, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); err == syscall.ECHILD {
-				return
-			}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "intentgate sandbox: %d processes of the command could not be ended (pids %v as /proc numbers them)\n", len(kids), kids)
+			return
+		}
+		// The killed need a moment to die and be reparented here.
+		time.Sleep(pause)
+		pause = min(2*pause, 50*time.Millisecond)
+	}
+}
+
+// reapAll collects every child that has ended, without waiting, and reports
+// whether none is left.
+func reapAll() bool {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == syscall.ECHILD {
+			return true
+		}
+		if err != nil || got <= 0 {
+			return false
 		}
 	}
 }

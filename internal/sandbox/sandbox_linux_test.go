@@ -449,3 +449,40 @@ func TestHiddenAndNetwork(t *testing.T) {
 		t.Errorf("NoNetwork without namespaces = %v, want ErrUnavailable", err)
 	}
 }
+
+// TestNoCapabilitiesLeft: the command holds no capability, not even
+// inheritable ones (from which a command running as uid 0 in its user
+// namespace got CAP_SYS_ADMIN, CAP_SETPCAP and CAP_NET_ADMIN back), and runs
+// with no_new_privs. With Landlock alone a command of root's has an empty
+// bounding set too; another user's keeps its bounding set, which no_new_privs
+// makes useless to it.
+func TestNoCapabilitiesLeft(t *testing.T) {
+	for _, m := range modes {
+		t.Run(string(m), func(t *testing.T) {
+			withMechanism(t, m)
+			f := newFixture(t)
+			out, code := f.run(t, []string{"src/**"}, "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' /proc/self/status")
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if len(lines) != 6 {
+				t.Fatalf("want the 5 capability sets and NoNewPrivs:\n%s", out)
+			}
+			for _, line := range lines {
+				name, value, _ := strings.Cut(line, ":")
+				value = strings.TrimSpace(value)
+				want := "0000000000000000"
+				switch {
+				case name == "NoNewPrivs":
+					want = "1"
+				case name == "CapBnd" && m == LandlockOnly && os.Geteuid() != 0:
+					continue
+				}
+				if value != want {
+					t.Errorf("%s: %s, want %s", name, value, want)
+				}
+			}
+		})
+	}
+}
