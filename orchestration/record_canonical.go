@@ -3,6 +3,7 @@ package orchestration
 import (
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"time"
 	"unicode/utf8"
 )
@@ -179,28 +180,33 @@ func (p *canonParser) peek(s string) bool {
 // backslash, no control character, valid UTF-8 and no U+2028 or U+2029
 // (which the encoder escapes). The result is never nil when p.ok.
 func (p *canonParser) str() []byte {
-	if !p.lit(`"`) {
+	b, i := p.b, p.i
+	if !p.ok || i >= len(b) || b[i] != '"' {
+		p.ok = false
 		return nil
 	}
-	start := p.i
-	b := p.b
-	i := p.i
-	// Eight bytes at a time while none is special (a quote, a backslash,
-	// a control character or a byte of a multi-byte character).
-	for i+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[i:])
-		if x&swarHigh|swarLess(x, 0x20)|swarZero(x^(swarOnes*'"'))|swarZero(x^(swarOnes*'\\')) != 0 {
-			break
+	i++
+	start := i
+	for {
+		// Eight bytes at a time while none is special (a quote, a
+		// backslash, a control character or a byte of a multi-byte
+		// character); the lowest flagged byte is the first special one.
+		for i+8 <= len(b) {
+			if m := swarSpecial(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto special
+			}
+			i += 8
 		}
-		i += 8
-	}
-	for i < len(b) {
-		c := b[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
+		for i < len(b) && b[i] >= 0x20 && b[i] < utf8.RuneSelf && b[i] != '"' && b[i] != '\\' {
 			i++
-			continue
 		}
-		switch {
+		if i == len(b) {
+			p.fail()
+			return nil
+		}
+	special:
+		switch c := b[i]; {
 		case c == '"':
 			p.i = i + 1
 			return b[start:i:i]
@@ -216,8 +222,6 @@ func (p *canonParser) str() []byte {
 			i += n
 		}
 	}
-	p.fail()
-	return nil
 }
 
 const (
@@ -225,11 +229,14 @@ const (
 	swarHigh = 0x8080808080808080
 )
 
-// swarZero is non-zero when some byte of x is zero.
-func swarZero(x uint64) uint64 { return (x - swarOnes) &^ x & swarHigh }
-
-// swarLess is non-zero when some byte of x is less than n (n <= 128).
-func swarLess(x uint64, n byte) uint64 { return (x - swarOnes*uint64(n)) &^ x & swarHigh }
+// swarSpecial flags (sets the high bit of) every byte of x that may not
+// stand unescaped in a string: a byte >= 0x80, a control character, a quote
+// or a backslash. A byte above a flagged one may be flagged wrongly (a
+// borrow runs upwards from a flagged byte only), so the lowest flag is
+// always right.
+func swarSpecial(x uint64) uint64 {
+	return (x | (x - swarOnes*0x20) | ((x ^ swarOnes*'"') - swarOnes) | ((x ^ swarOnes*'\\') - swarOnes)) & swarHigh
+}
 
 // nonEmpty reads a string that must not be empty.
 func (p *canonParser) nonEmpty() []byte {
