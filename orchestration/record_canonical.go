@@ -358,14 +358,17 @@ func (p *canonParser) conversation() {
 	v := p.v
 	var c CanonConv
 	p.lit(`{`)
-	sep := ""
+	more := false // a key came before: the next one follows a comma
 	if p.peek(`"url":`) {
 		p.lit(`"url":`)
 		c.URL = p.nonEmpty()
-		sep = ","
+		more = true
 	}
-	if p.peek(sep + `"contributor":`) {
-		p.lit(sep + `"contributor":{"type":`)
+	if more && p.peek(`,"contributor":`) || !more && p.peek(`"contributor":`) {
+		if more {
+			p.lit(`,`)
+		}
+		p.lit(`"contributor":{"type":`)
 		c.HasContributor = true
 		c.ContribType = p.str()
 		switch string(c.ContribType) { // ParseRecord lowercases; these are the lowercase values
@@ -375,9 +378,12 @@ func (p *canonParser) conversation() {
 		}
 		c.ModelID = p.opt("model_id")
 		p.lit(`}`)
-		sep = ","
+		more = true
 	}
-	p.lit(sep + `"ranges":[`)
+	if more {
+		p.lit(`,`)
+	}
+	p.lit(`"ranges":[`)
 	c.RangeFrom = len(v.Ranges)
 	for p.ok && !p.peek(`]`) {
 		if len(v.Ranges) > c.RangeFrom {
@@ -458,38 +464,121 @@ func (p *canonParser) meta() {
 
 // compactObject reads a JSON object with no whitespace between its tokens
 // and no escapes in its strings (what the encoder writes of a compacted
-// denial) and returns its bytes.
+// denial), checking its grammar as it goes, and returns its bytes. An
+// object nested deeper than compactDepth is not read fast: ParseRecord
+// judges it (encoding/json has its own limit on nesting, counted over the
+// whole line).
 func (p *canonParser) compactObject() []byte {
-	if !p.peek(`{`) {
+	start := p.i
+	if !p.ok || p.i >= len(p.b) || p.b[p.i] != '{' || !p.jsonValue(0) {
 		p.fail()
 		return nil
 	}
-	start, depth := p.i, 0
-	for p.ok && p.i < len(p.b) {
-		switch c := p.b[p.i]; c {
-		case '"':
-			p.str()
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		case ' ', '\t', '\n', '\r':
-			p.fail()
-			return nil
+	return p.b[start:p.i:p.i]
+}
+
+// compactDepth bounds the nesting of a denial read fast (its own braces
+// included); the writer's denials nest two deep.
+const compactDepth = 32
+
+// jsonValue reads one compact JSON value, reporting whether it is one
+// (and nests no deeper than compactDepth).
+func (p *canonParser) jsonValue(depth int) bool {
+	b := p.b
+	if p.i >= len(b) {
+		return false
+	}
+	switch c := b[p.i]; {
+	case c == '"':
+		return p.str() != nil
+	case c == '{' || c == '[':
+		if depth >= compactDepth {
+			return false
+		}
+		end := byte('}')
+		if c == '[' {
+			end = ']'
 		}
 		p.i++
-		if depth == 0 {
-			v := p.b[start:p.i:p.i]
-			if !json.Valid(v) {
-				p.fail()
-				return nil
+		if p.i < len(b) && b[p.i] == end {
+			p.i++
+			return true
+		}
+		for {
+			if c == '{' {
+				if p.str() == nil || p.i >= len(b) || b[p.i] != ':' {
+					return false
+				}
+				p.i++
 			}
-			return v
+			if !p.jsonValue(depth+1) || p.i >= len(b) {
+				return false
+			}
+			switch b[p.i] {
+			case ',':
+				p.i++
+			case end:
+				p.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case c == 't':
+		return p.word("true")
+	case c == 'f':
+		return p.word("false")
+	case c == 'n':
+		return p.word("null")
+	default:
+		return p.jsonNumber()
+	}
+}
+
+// word consumes s when it comes next.
+func (p *canonParser) word(s string) bool {
+	if len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
+		p.i += len(s)
+		return true
+	}
+	return false
+}
+
+// jsonNumber reads a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *canonParser) jsonNumber() bool {
+	b, i := p.b, p.i
+	digits := func() int {
+		from := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i - from
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
 		}
 	}
-	p.fail()
-	return nil
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	p.i = i
+	return true
 }
 
 // uuidText reports whether s is a UUID in its 36-character text form.

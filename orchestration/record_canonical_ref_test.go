@@ -3,12 +3,17 @@ package orchestration
 // This file keeps CanonView.Read as it was before it was made faster (the
 // parser of commit 1b81acc, renamed): FuzzCanonViewReadRef holds the fast
 // reader to it, line for line, so that making Read cheaper never changes
-// which lines it accepts nor what it reads from them.
+// which lines it accepts nor what it reads from them. One change is
+// deliberate and made here too: a denial nested deeper than compactDepth is
+// no longer read fast (the old reader accepted some that ParseRecord
+// refuses for their depth; TestCanonDenialNesting).
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -365,7 +370,10 @@ func (p *refParser) compactObject() []byte {
 			p.str()
 			continue
 		case '{', '[':
-			depth++
+			if depth++; depth > compactDepth { // the one deliberate change
+				p.fail()
+				return nil
+			}
 		case '}', ']':
 			depth--
 		case ' ', '\t', '\n', '\r':
@@ -384,4 +392,38 @@ func (p *refParser) compactObject() []byte {
 	}
 	p.fail()
 	return nil
+}
+
+// TestCanonDenialNesting reads denials nested around and beyond the depth
+// the fast reader checks itself (and json.Valid's own limit): Read agrees
+// with the reference and with ParseRecord at every depth.
+func TestCanonDenialNesting(t *testing.T) {
+	line := canonicalSamples(t)[1]
+	const marker = `"n":[1,2.5e3]`
+	if !bytes.Contains(line, []byte(marker)) {
+		t.Fatalf("no %s in the sample: %s", marker, line)
+	}
+	for _, d := range []int{0, 1, 31, 32, 33, 100, 9999, 10000, 10001} {
+		for _, inner := range []string{"", "1", `"x"`, "{}", `{"a":null}`, "1,", "tru"} {
+			nest := strings.Repeat("[", d) + inner + strings.Repeat("]", d)
+			b := bytes.Replace(line, []byte(marker), []byte(`"n":`+nest), 1)
+			var fast, slow CanonView
+			got, want := fast.Read(b), refRead(&slow, b)
+			if got != want {
+				t.Fatalf("depth %d, %q inside: Read = %v, the reference says %v", d, inner, got, want)
+			}
+			if got && !reflect.DeepEqual(canonViewFields(&fast), canonViewFields(&slow)) {
+				t.Fatalf("depth %d, %q inside: views differ", d, inner)
+			}
+			if got != checkCanonical(t, b) {
+				t.Fatalf("depth %d: ParseCanonical disagrees with Read", d)
+			}
+			if d == 1 && inner == "1" && !got {
+				t.Fatalf("a plain nested denial is not read fast: %s", b)
+			}
+			if d >= compactDepth && got {
+				t.Fatalf("depth %d read fast", d)
+			}
+		}
+	}
 }
