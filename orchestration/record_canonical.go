@@ -176,6 +176,15 @@ func (p *canonParser) peek(s string) bool {
 	return p.ok && len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s
 }
 
+// skip consumes s when it comes next, reporting whether it did.
+func (p *canonParser) skip(s string) bool {
+	if p.peek(s) {
+		p.i += len(s)
+		return true
+	}
+	return false
+}
+
 // str reads a string as the encoder writes one that needs no escape: no
 // backslash, no control character, valid UTF-8 and no U+2028 or U+2029
 // (which the encoder escapes). The result is never nil when p.ok.
@@ -191,13 +200,15 @@ func (p *canonParser) str() []byte {
 		// Eight bytes at a time while none is special (a quote, a
 		// backslash, a control character or a byte of a multi-byte
 		// character); the lowest flagged byte is the first special one.
-		for i+8 <= len(b) {
-			if m := swarSpecial(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
+		r := b[i:] // a slice of its own: no bounds checks in the loop
+		for len(r) >= 8 {
+			if m := swarSpecial(binary.LittleEndian.Uint64(r)); m != 0 {
+				i = len(b) - len(r) + bits.TrailingZeros64(m)>>3
 				goto special
 			}
-			i += 8
+			r = r[8:]
 		}
+		i = len(b) - len(r)
 		for i < len(b) && b[i] >= 0x20 && b[i] < utf8.RuneSelf && b[i] != '"' && b[i] != '\\' {
 			i++
 		}
@@ -306,16 +317,16 @@ func (p *canonParser) record() {
 		p.fail()
 		return
 	}
-	if p.peek(`,"vcs":`) {
-		p.lit(`,"vcs":{"type":`)
+	if p.skip(`,"vcs":`) {
+		p.lit(`{"type":`)
 		v.HasVCS = true
 		v.VCSType = p.nonEmpty()
 		p.lit(`,"revision":`)
 		v.VCSRevision = p.str()
 		p.lit(`}`)
 	}
-	if p.peek(`,"tool":`) {
-		p.lit(`,"tool":{"name":`)
+	if p.skip(`,"tool":`) {
+		p.lit(`{"name":`)
 		v.HasTool = true
 		v.ToolName = p.str()
 		p.lit(`,"version":`)
@@ -330,8 +341,8 @@ func (p *canonParser) record() {
 		p.file()
 	}
 	p.lit(`]`)
-	if p.peek(`,"metadata":`) {
-		p.lit(`,"metadata":{"` + MetaKey + `":`)
+	if p.skip(`,"metadata":`) {
+		p.lit(`{"` + MetaKey + `":`)
 		p.meta()
 		p.lit(`}`)
 	}
@@ -359,16 +370,12 @@ func (p *canonParser) conversation() {
 	var c CanonConv
 	p.lit(`{`)
 	more := false // a key came before: the next one follows a comma
-	if p.peek(`"url":`) {
-		p.lit(`"url":`)
+	if p.skip(`"url":`) {
 		c.URL = p.nonEmpty()
 		more = true
 	}
-	if more && p.peek(`,"contributor":`) || !more && p.peek(`"contributor":`) {
-		if more {
-			p.lit(`,`)
-		}
-		p.lit(`"contributor":{"type":`)
+	if more && p.skip(`,"contributor":`) || !more && p.skip(`"contributor":`) {
+		p.lit(`{"type":`)
 		c.HasContributor = true
 		c.ContribType = p.str()
 		switch string(c.ContribType) { // ParseRecord lowercases; these are the lowercase values
@@ -404,8 +411,7 @@ func (p *canonParser) conversation() {
 	c.RangeTo = len(v.Ranges)
 	p.lit(`]`)
 	c.RelFrom = len(v.Related)
-	if p.peek(`,"related":[`) {
-		p.lit(`,"related":[`)
+	if p.skip(`,"related":[`) {
 		for p.ok && !p.peek(`]`) {
 			if len(v.Related) > c.RelFrom {
 				p.lit(`,`)
@@ -446,14 +452,12 @@ func (p *canonParser) meta() {
 	v.Decision = p.str()
 	v.BeforeSHA256 = p.opt("before_sha256")
 	v.AfterSHA256 = p.opt("after_sha256")
-	if p.peek(`,"deleted_lines":`) {
-		p.lit(`,"deleted_lines":`)
+	if p.skip(`,"deleted_lines":`) {
 		if v.DeletedLines = p.num(); v.DeletedLines == 0 {
 			p.fail()
 		}
 	}
-	if p.peek(`,"denial":`) {
-		p.lit(`,"denial":`)
+	if p.skip(`,"denial":`) {
 		v.Denial = p.compactObject()
 	}
 	v.Recovered = p.opt("recovered")
