@@ -614,6 +614,16 @@ var hexDigit = func() (t [256]byte) {
 	return t
 }()
 
+// notDigit[c] is 0 for a decimal digit, 1 otherwise.
+var notDigit = func() (t [256]byte) {
+	for c := range t {
+		if c < '0' || c > '9' {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
 // canonTimestamp reports whether ts is what the writer makes of a UTC time:
 // exactly the strings s for which time.Parse(time.RFC3339, s) succeeds with
 // a year in 0-9999 and the result's UTC().Format(time.RFC3339Nano) is s
@@ -625,29 +635,20 @@ func canonTimestamp(ts []byte) bool {
 	if n < 20 || n == 21 || n > 30 || ts[n-1] != 'Z' {
 		return false
 	}
-	for i := 0; i < n-1; i++ {
-		switch i {
-		case 4, 7:
-			if ts[i] != '-' {
-				return false
-			}
-		case 10:
-			if ts[i] != 'T' {
-				return false
-			}
-		case 13, 16:
-			if ts[i] != ':' {
-				return false
-			}
-		case 19:
-			if ts[i] != '.' {
-				return false
-			}
-		default:
-			if ts[i] < '0' || ts[i] > '9' {
-				return false
-			}
+	if ts[4] != '-' || ts[7] != '-' || ts[10] != 'T' || ts[13] != ':' || ts[16] != ':' || n > 20 && ts[19] != '.' {
+		return false
+	}
+	var bad byte
+	for _, i := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18} {
+		bad |= notDigit[ts[i]]
+	}
+	if n > 21 {
+		for _, c := range ts[20 : n-1] {
+			bad |= notDigit[c]
 		}
+	}
+	if bad != 0 {
+		return false
 	}
 	d := func(i int) int { return int(ts[i] - '0') }
 	year := d(0)*1000 + d(1)*100 + d(2)*10 + d(3)
