@@ -36,7 +36,7 @@ const HashPrefix = "sha256:"
 // cheap; for very large differences it gives up minimality, never correctness:
 // the unchanged lines are always a common subsequence of both versions.
 func ComputeRanges(before, after []byte) (ranges []Range, deletedLines int) {
-	a, b := rangesSplit(before), rangesSplit(after)
+	a, b := SplitLines(before), SplitLines(after)
 	removed, inserted := rangesDiff(a, b)
 	for _, r := range removed {
 		if r {
@@ -63,7 +63,7 @@ func ComputeRanges(before, after []byte) (ranges []Range, deletedLines int) {
 // normalized to "\n", each line (the last one too) followed by "\n". It
 // returns "" when the range is not inside content.
 func RangeHash(content []byte, start, end int) string {
-	lines := rangesSplit(content)
+	lines := SplitLines(content)
 	if start < 1 || end < start || end > len(lines) {
 		return ""
 	}
@@ -83,9 +83,9 @@ func HashLines(lines ...string) string {
 	return HashPrefix + hex.EncodeToString(h.Sum(nil))
 }
 
-// rangesSplit splits content into lines without their terminators; a "\r"
+// SplitLines splits content into lines without their terminators; a "\r"
 // directly before a "\n" belongs to the terminator. The lines alias content.
-func rangesSplit(content []byte) [][]byte {
+func SplitLines(content []byte) [][]byte {
 	if len(content) == 0 {
 		return nil
 	}

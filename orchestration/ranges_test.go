@@ -183,7 +183,7 @@ func TestComputeRangesLargeFiles(t *testing.T) {
 // edit script to before gives after.
 func rangesCheck(t *testing.T, before, after []byte, ranges []Range) {
 	t.Helper()
-	a, b := rangesSplit(before), rangesSplit(after)
+	a, b := SplitLines(before), SplitLines(after)
 	inRange := make([]bool, len(b))
 	for i, r := range ranges {
 		if r.StartLine < 1 || r.EndLine < r.StartLine || r.EndLine > len(b) {
@@ -278,7 +278,7 @@ func FuzzComputeRanges(f *testing.F) {
 	f.Fuzz(func(t *testing.T, before, after []byte) {
 		ranges, deleted := ComputeRanges(before, after)
 		rangesCheck(t, before, after, ranges)
-		a, b := rangesSplit(before), rangesSplit(after)
+		a, b := SplitLines(before), SplitLines(after)
 		changed := 0
 		for _, r := range ranges {
 			changed += r.EndLine - r.StartLine + 1

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/orchestration/audit/snap"
 )
 
 // BlameOptions says which file to blame.
@@ -134,7 +135,7 @@ func Blame(o BlameOptions) (*BlameResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	content, err := readRooted(root, rel)
+	content, err := snap.ReadRooted(root, rel)
 	root.Close()
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -296,7 +297,7 @@ type blamer struct {
 }
 
 func newBlamer(p string, content []byte) *blamer {
-	b := &blamer{path: p, content: content, fileSHA: sha256Hex(content)}
+	b := &blamer{path: p, content: content, fileSHA: snap.SHA256Hex(content)}
 	for rest := content; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/orchestration/audit/snap"
 )
 
 // sim writes files and records each write as the trace policy does.
@@ -39,9 +40,9 @@ func (s *sim) write(p, content, session string) string {
 	existed := err == nil
 	ranges, deleted := orchestration.ComputeRanges(before, []byte(content))
 	m := orchestration.Meta{Intent: "INT-001", Session: session, CallID: fmt.Sprint(s.n), Tool: "write_to_file",
-		Mutation: orchestration.MutationCreate, AfterSHA256: sha256Hex([]byte(content)), DeletedLines: deleted}
+		Mutation: orchestration.MutationCreate, AfterSHA256: snap.SHA256Hex([]byte(content)), DeletedLines: deleted}
 	if existed {
-		m.Mutation, m.BeforeSHA256 = orchestration.MutationModify, sha256Hex(before)
+		m.Mutation, m.BeforeSHA256 = orchestration.MutationModify, snap.SHA256Hex(before)
 	}
 	s.n++
 	rec, err := orchestration.NewRecord(orchestration.RecordInput{Model: "test/model", Path: p, Ranges: ranges, Meta: m})

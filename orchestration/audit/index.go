@@ -252,7 +252,7 @@ func (ix *Index) writeManifest(man *manifest) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(ix.dir, manifestName), append(b, '\n'))
+	return snap.WriteAtomic(filepath.Join(ix.dir, manifestName), append(b, '\n'))
 }
 
 // clean removes segment files the manifest does not name, once they are old
@@ -271,25 +271,6 @@ func (ix *Index) clean(man *manifest) {
 			os.Remove(filepath.Join(ix.dir, e.Name())) // on Windows an open one stays; a later update removes it
 		}
 	}
-}
-
-// writeAtomic replaces path with data through a temporary file and a rename.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }
 
 // hashPrefix is the first 8 bytes of a "sha256:<hex>" content hash.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/orchestration/audit/snap"
 )
 
 func TestIndexExtendsAndRebuilds(t *testing.T) {
@@ -156,7 +157,7 @@ func TestQueriesWithoutIndex(t *testing.T) {
 func FuzzReadSnapshot(f *testing.F) {
 	dir := f.TempDir()
 	content := []byte("a\nb\r\nc")
-	sha := sha256Hex(content)
+	sha := snap.SHA256Hex(content)
 	if err := writeSnapshot(dir, sha, content); err != nil {
 		f.Fatal(err)
 	}

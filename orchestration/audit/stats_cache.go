@@ -12,6 +12,7 @@ import (
 
 	"github.com/intentgate/intentgate/internal/fsx"
 	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/orchestration/audit/snap"
 )
 
 // The stats cache is the count of a prefix of the ledger, kept beside the
@@ -162,7 +163,7 @@ func saveStatsCache(path string, key []byte, abs, ledger string, end int64, st *
 	body := encodeStatsCache(k, st)
 	out := make([]byte, 0, len(statsCacheMagic)+statsMACLen+len(body))
 	out = append(append(append(out, statsCacheMagic...), statsCacheMAC(key, abs, body)...), body...)
-	writeAtomic(path, out)
+	snap.WriteAtomic(path, out)
 }
 
 // The body: uvarints (zigzag varints for lines added), strings as a length

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,8 +16,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/intentgate/intentgate/internal/fsx"
 	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/orchestration/audit/snap"
 )
 
 // Kinds of tampering, as verify names the first bad record. A hash chain
@@ -630,7 +629,7 @@ func computeDrift(ws string, latest map[string]*driftSource) []FileDrift {
 	for _, p := range paths {
 		src := latest[p]
 		d := FileDrift{Path: p, Record: src.id, Line: src.line}
-		content, err := readRooted(root, p)
+		content, err := snap.ReadRooted(root, p)
 		deleted := src.mutation == orchestration.MutationDelete
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && deleted:
@@ -641,7 +640,7 @@ func computeDrift(ws string, latest map[string]*driftSource) []FileDrift {
 			d.Status, d.Detail = DriftUnread, err.Error()
 		case deleted:
 			d.Status = DriftRecreated
-		case src.after != "" && sha256Hex(content) == src.after:
+		case src.after != "" && snap.SHA256Hex(content) == src.after:
 			d.Status = DriftUnchanged
 		default:
 			d.Status, d.Ranges = rangeDrift(content, src.ranges)
@@ -649,29 +648,6 @@ func computeDrift(ws string, latest map[string]*driftSource) []FileDrift {
 		out = append(out, d)
 	}
 	return out
-}
-
-func readRooted(root *os.Root, p string) ([]byte, error) {
-	// A FIFO or a device would block or never end: open without blocking
-	// and without following a final symlink, then insist on a regular file.
-	f, err := root.OpenFile(filepath.FromSlash(p), os.O_RDONLY|fsx.NoFollow|fsx.NonBlock, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
-	}
-	return io.ReadAll(f)
-}
-
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }
 
 // rangeDrift checks each range at its recorded place, then anywhere else in

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/orchestration/audit/snap"
 )
 
 // testWorkspace is a git repository (made with go-git, no git binary
@@ -392,7 +393,7 @@ func TestDrift(t *testing.T) {
 	for p, body := range files {
 		ranges, _ := orchestration.ComputeRanges([]byte("a\n"), []byte(body))
 		rec, err := orchestration.NewRecord(orchestration.RecordInput{Path: p, Ranges: ranges,
-			Meta: orchestration.Meta{Mutation: orchestration.MutationModify, AfterSHA256: sha256Hex([]byte(body))}})
+			Meta: orchestration.Meta{Mutation: orchestration.MutationModify, AfterSHA256: snap.SHA256Hex([]byte(body))}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,6 @@
 package snap
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -103,7 +102,7 @@ func Read(indexDir, sha string) ([]uint64, bool) {
 
 // Write stores the fingerprints of content, which must hash to sha.
 func Write(indexDir, sha string, content []byte) error {
-	if !ValidSHA(sha) || sha256Hex(content) != sha {
+	if !ValidSHA(sha) || SHA256Hex(content) != sha {
 		return errors.New("snapshot: content does not match its hash")
 	}
 	return WriteHashed(indexDir, sha, content)
@@ -129,7 +128,7 @@ func WriteHashed(indexDir, sha string, content []byte) error {
 	for _, f := range fps {
 		b = binary.LittleEndian.AppendUint64(b, f)
 	}
-	return writeAtomic(p, b)
+	return WriteAtomic(p, b)
 }
 
 // Capture snapshots files as records of their changes are appended, so that
@@ -161,7 +160,7 @@ func (c *Capture) Recorded(rec *orchestration.Record, _ []byte) error {
 	}
 	defer root.Close()
 	for _, f := range rec.Files {
-		if content, err := readRooted(root, f.Path); err == nil && sha256Hex(content) == rec.Meta.AfterSHA256 {
+		if content, err := ReadRooted(root, f.Path); err == nil && SHA256Hex(content) == rec.Meta.AfterSHA256 {
 			Write(c.indexDir, rec.Meta.AfterSHA256, content)
 		}
 	}
@@ -187,7 +186,7 @@ func (c *Capture) RecordedContent(rec *orchestration.Record, _ []byte, after []b
 // its record left. For tools that know a content without a file on disk
 // (bench/genledger simulating trace-time capture).
 func (c *Capture) Keep(content []byte) error {
-	return Write(c.indexDir, sha256Hex(content), content)
+	return Write(c.indexDir, SHA256Hex(content), content)
 }
 
 // isChange reports a record of a change (not a refusal).
@@ -198,32 +197,13 @@ func isChange(rec *orchestration.Record) bool {
 	return rec.Meta.Decision != orchestration.DecisionDeny && rec.Meta.Mutation != orchestration.MutationDenial
 }
 
-// SplitLines cuts content into lines without their "\n" and a final "\r";
-// a last line without "\n" is a line.
-func SplitLines(content []byte) [][]byte {
-	if len(content) == 0 {
-		return nil
-	}
-	var lines [][]byte
-	for len(content) > 0 {
-		i := bytes.IndexByte(content, '\n')
-		if i < 0 {
-			lines = append(lines, content)
-			break
-		}
-		line := content[:i]
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			line = line[:n-1]
-		}
-		lines = append(lines, line)
-		content = content[i+1:]
-	}
-	return lines
-}
+// SplitLines cuts content into lines without their "\n" and a final "\r"
+// (orchestration.SplitLines, the lines the ledger's ranges count).
+func SplitLines(content []byte) [][]byte { return orchestration.SplitLines(content) }
 
-// readRooted reads the regular file p inside root, without blocking on a
+// ReadRooted reads the regular file p inside root, without blocking on a
 // FIFO or following a final symlink.
-func readRooted(root *os.Root, p string) ([]byte, error) {
+func ReadRooted(root *os.Root, p string) ([]byte, error) {
 	f, err := root.OpenFile(filepath.FromSlash(p), os.O_RDONLY|fsx.NoFollow|fsx.NonBlock, 0)
 	if err != nil {
 		return nil, err
@@ -239,13 +219,14 @@ func readRooted(root *os.Root, p string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-func sha256Hex(b []byte) string {
+// SHA256Hex is the hex SHA-256 of b.
+func SHA256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
 
-// writeAtomic replaces path with data (no fsync: a snapshot is a cache).
-func writeAtomic(path string, data []byte) error {
+// WriteAtomic replaces path with data (no fsync: a snapshot is a cache).
+func WriteAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
