@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,28 +52,7 @@ func leanBinary(t *testing.T) string {
 
 // leanProcess runs `intentgate-hook claude-code` with env added.
 func leanProcess(t *testing.T, env ...string) hookChannel {
-	return func(raw []byte) string {
-		t.Helper()
-		cmd := exec.Command(leanBinary(t), "claude-code")
-		cmd.Dir = t.TempDir()
-		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "CLAUDE_PROJECT_DIR=") &&
-				(!strings.HasPrefix(kv, "INTENTGATE_") || strings.HasPrefix(kv, "INTENTGATE_ANCHOR_DIR=")) {
-				cmd.Env = append(cmd.Env, kv)
-			}
-		}
-		cmd.Env = append(cmd.Env, env...)
-		cmd.Stdin = bytes.NewReader(raw)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("intentgate-hook: %v\n%s", err, stderr.String())
-		}
-		if stderr.Len() > 0 {
-			t.Logf("intentgate-hook stderr: %s", stderr.String())
-		}
-		return stdout.String()
-	}
+	return processChannel(t, func() []string { return []string{leanBinary(t), "claude-code"} }, env...)
 }
 
 // intentgate-hook hands events to a running `intentgate serve` through its

@@ -115,9 +115,16 @@ type hookChannel func(raw []byte) string
 
 // hookProcess runs `intentgate hook claude-code` with env added.
 func hookProcess(t *testing.T, env ...string) hookChannel {
+	return processChannel(t, func() []string { return []string{e2eBinary(t), "hook", "claude-code"} }, env...)
+}
+
+// processChannel runs the hook command argv() gives, one process per event,
+// with the test's environment less what would steer it, and env added.
+func processChannel(t *testing.T, argv func() []string, env ...string) hookChannel {
 	return func(raw []byte) string {
 		t.Helper()
-		cmd := exec.Command(e2eBinary(t), "hook", "claude-code")
+		args := argv()
+		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Dir = t.TempDir()
 		for _, kv := range os.Environ() {
 			// The anchor directory (the workspace key) is kept: every
@@ -132,11 +139,12 @@ func hookProcess(t *testing.T, env ...string) hookChannel {
 		cmd.Stdin = bytes.NewReader(raw)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		name := filepath.Base(args[0])
 		if err := cmd.Run(); err != nil {
-			t.Fatalf("hook: %v\n%s", err, stderr.String())
+			t.Fatalf("%s: %v\n%s", name, err, stderr.String())
 		}
 		if stderr.Len() > 0 {
-			t.Logf("hook stderr: %s", stderr.String())
+			t.Logf("%s stderr: %s", name, stderr.String())
 		}
 		return stdout.String()
 	}
