@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/hooks"
@@ -41,6 +42,11 @@ func TestSessionWrittenOnceAtTheEndOfTheCall(t *testing.T) {
 	if during == nil || !os.SameFile(before, during) {
 		t.Fatal("the session file was rewritten while the call's post-hooks ran; its changes must wait for the end of the call")
 	}
+	// The runtime writes what calls derive in batches; flushing writes
+	// this call's.
+	if err := e.rt.FlushDerived(); err != nil {
+		t.Fatal(err)
+	}
 	after, err := os.Stat(p)
 	if err != nil {
 		t.Fatal(err)
@@ -67,8 +73,18 @@ func TestLostSessionWriteRefusesTheWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.rt.Stores().Sessions.Batch(time.Hour) // the batch stays unwritten until flushed
 	e.must("read_file", map[string]any{"path": "src/a.go"})
-	// The crash: the session file is back to what it was before the read.
+	// A crash with the read hash still in the process's batch: a new
+	// process does not have it.
+	e2 := openEnv(t, e.dir)
+	e2.want(engine.NotRead, "write_to_file", map[string]any{"path": "src/a.go", "content": "package a // 2\n"})
+
+	// A crash after the batch was written but before it reached the disk:
+	// the session file is back to what it was before the read.
+	if err := e.rt.FlushDerived(); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(p, old, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -47,8 +47,12 @@ func sessionWrites(t *testing.T, dir string, fn func()) int {
 // usage counters go in the same update, at the end of the call.
 func TestSelectWritesTheSessionOnce(t *testing.T) {
 	e := newEnv(t, map[string]string{"src/a.go": "package a\n"})
-	// A first call creates the sessions directory and the session.
+	// A first call creates the sessions directory and the session (when
+	// the runtime writes its batch).
 	e.must("read_file", map[string]any{"path": "src/a.go"})
+	if err := e.rt.FlushDerived(); err != nil {
+		t.Fatal(err)
+	}
 	sessions := filepath.Join(e.orch, "sessions")
 	for _, id := range []string{"INT-001", "INT-001"} {
 		if n := sessionWrites(t, sessions, func() {
@@ -59,9 +63,14 @@ func TestSelectWritesTheSessionOnce(t *testing.T) {
 	}
 	// The one write holds the choice: a write in scope is allowed.
 	e.must("read_file", map[string]any{"path": "src/a.go"})
+	// What a write derives (its hash, its counter) waits for the batch:
+	// one session write for the call and its batch.
 	if n := sessionWrites(t, sessions, func() {
 		e.must("write_to_file", map[string]any{"path": "src/a.go", "content": "package a // 2\n"})
+		if err := e.rt.FlushDerived(); err != nil {
+			t.Fatal(err)
+		}
 	}); n != 1 {
-		t.Fatalf("write_to_file wrote the session %d times, want 1", n)
+		t.Fatalf("write_to_file and its batch wrote the session %d times, want 1", n)
 	}
 }

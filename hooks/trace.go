@@ -37,6 +37,15 @@ type ContentRecorder interface {
 	RecordedContent(rec *orchestration.Record, line, after []byte) error
 }
 
+// BatchingRecorder is a Recorder that may hold back work for a while (the
+// intent map batches its updates): Flush does it now, Close does it and
+// stops batching.
+type BatchingRecorder interface {
+	Recorder
+	Flush() error
+	Close() error
+}
+
 // Trace is the recording policy: after a change it appends one ledger record
 // per changed file, with the changed line ranges and their content hashes,
 // and tells the recorders that follow it (the intent map); every refusal is recorded too, since
@@ -56,6 +65,30 @@ func NewTrace(cfg TraceConfig) *Trace {
 		}
 	}
 	return t
+}
+
+// Flush has the recorders do what they held back (the intent map's batch).
+func (t *Trace) Flush() error {
+	var errs []error
+	for _, r := range t.cfg.Then {
+		if b, ok := r.(BatchingRecorder); ok {
+			errs = append(errs, b.Flush())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close flushes the recorders and stops their batching: call it when the
+// process is done with the workspace, so that nothing recorded waits for
+// another process to show it.
+func (t *Trace) Close() error {
+	var errs []error
+	for _, r := range t.cfg.Then {
+		if b, ok := r.(BatchingRecorder); ok {
+			errs = append(errs, b.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) error {

@@ -122,21 +122,37 @@ func (s *IntentMapSummary) fold(rec *Record) {
 	}
 }
 
-// catchUp folds the complete lines of the ledger after s.Offset. When the
-// line there is hint (the line the caller just appended), hintRec is used
-// instead of parsing it again. It reports whether anything was folded.
+// RecordedLine is a record this process appended and its line as
+// AppendLine returned it: an intent map update that meets the line in the
+// ledger takes the record instead of parsing the line again.
+type RecordedLine struct {
+	Rec  *Record
+	Line []byte
+}
+
+// catchUp folds the complete lines of the ledger after s.Offset. A line that
+// is one of known (lines the caller appended) is folded from its record
+// instead of being parsed again. It reports whether anything was folded.
 // linear is false when a folded record's prev is not the line before it.
-func (s *IntentMapSummary) catchUp(ledger io.ReadSeeker, hintRec *Record, hint []byte) (folded, linear bool, err error) {
+func (s *IntentMapSummary) catchUp(ledger io.ReadSeeker, known []RecordedLine) (folded, linear bool, err error) {
 	if _, err := ledger.Seek(s.Offset, io.SeekStart); err != nil {
 		return false, false, fmt.Errorf("intent map: %w", err)
 	}
+	known = slices.Clone(known)
 	linear = true
 	err = ledgerLines(ledger, func(raw []byte, size int, complete bool) error {
 		if !complete {
 			return nil // a torn tail or an append in progress: later
 		}
-		rec := hintRec
-		if rec == nil || !bytes.Equal(raw, hint) {
+		var rec *Record
+		for i, k := range known {
+			if k.Rec != nil && len(k.Line) == len(raw) && bytes.Equal(k.Line, raw) {
+				rec = k.Rec
+				known = slices.Delete(known, i, i+1)
+				break
+			}
+		}
+		if rec == nil {
 			var err error
 			if rec, err = ReadLedgerLine(raw); err != nil {
 				rec = nil
@@ -186,14 +202,27 @@ func (s *IntentMapSummary) matches(ledger io.ReaderAt, size int64) (bool, error)
 // missing or no longer matches the ledger (rewritten by a merge, say), the map
 // is rebuilt from the whole ledger.
 func UpdateIntentMap(orchDir string, intents []Intent, rec *Record, line []byte) error {
-	return intentMapRun(orchDir, intents, filepath.Join(orchDir, LedgerName), false, rec, line)
+	var known []RecordedLine
+	if rec != nil && line != nil {
+		known = []RecordedLine{{Rec: rec, Line: line}}
+	}
+	return intentMapRun(orchDir, intents, filepath.Join(orchDir, LedgerName), false, known)
+}
+
+// UpdateIntentMapAfter is UpdateIntentMap after several appends of this
+// process: known are their records and lines, in any order, and may be
+// empty. A batched update folds every record appended since the last one,
+// whoever appended it, so that what a skipped update would have shown is
+// never lost, only shown later.
+func UpdateIntentMapAfter(orchDir string, intents []Intent, known []RecordedLine) error {
+	return intentMapRun(orchDir, intents, filepath.Join(orchDir, LedgerName), false, known)
 }
 
 // RebuildIntentMap folds the whole ledger at ledgerPath (normally
 // orchDir/agent_trace.jsonl, the one UpdateIntentMap reads) into a new
 // summary and rewrites intent_map.md.
 func RebuildIntentMap(orchDir string, intents []Intent, ledgerPath string) error {
-	return intentMapRun(orchDir, intents, ledgerPath, true, nil, nil)
+	return intentMapRun(orchDir, intents, ledgerPath, true, nil)
 }
 
 // intentMapState is what this process last wrote or read of one
@@ -224,7 +253,7 @@ func sameInfo(a, b fs.FileInfo) bool {
 	return a != nil && b != nil && os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
-func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild bool, rec *Record, line []byte) error {
+func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild bool, known []RecordedLine) error {
 	if err := os.MkdirAll(orchDir, 0o755); err != nil {
 		return fmt.Errorf("intent map: %w", err)
 	}
@@ -285,7 +314,7 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 		if sum == nil {
 			sum, reset, fromScratch = newIntentMapSummary(), true, true
 		}
-		folded, linear, err := sum.catchUp(f, rec, line)
+		folded, linear, err := sum.catchUp(f, known)
 		if err != nil {
 			return err
 		}

@@ -158,7 +158,7 @@ func TestIntentMapGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if _, _, err := sum.catchUp(f, nil, nil); err != nil {
+		if _, _, err := sum.catchUp(f, nil); err != nil {
 			t.Fatal(err)
 		}
 		caught, _ := json.Marshal(sum)

@@ -77,6 +77,9 @@ func Open(workspace string) (*Stores, error) {
 // Close releases what Open holds.
 func (s *Stores) Close() error {
 	var errs []error
+	if s.Sessions != nil {
+		errs = append(errs, s.Sessions.Close())
+	}
 	if s.Intents != nil {
 		errs = append(errs, s.Intents.Close())
 	}

@@ -57,6 +57,12 @@ type Session struct {
 	Refused string `json:"refused,omitempty"`
 }
 
+// BatchEvery is how long a process that serves calls may hold back what it
+// derives from them (session read hashes and counters, intent_map.md)
+// before writing it: what a call derives is written once per batch, not
+// once per call. See SessionStore.Batch.
+const BatchEvery = 200 * time.Millisecond
+
 // ErrSessionRefused is the error Load and Update return for a session whose
 // state was tampered with: its file altered outside intentgate (the MAC does
 // not match) or a state it depended on gone.
@@ -184,6 +190,26 @@ type SessionStore struct {
 	// the start of the call and again under the lock at its end).
 	mu   sync.Mutex
 	seen map[string]sessionSeen
+
+	// Batching of derived updates (Batch): bmu is held while a session
+	// with pending changes is read or written, so that no load sees the
+	// file without the changes this process has not written yet.
+	bmu     sync.Mutex
+	every   time.Duration
+	pending map[string]*sessionPending
+	timer   *time.Timer
+	closed  bool
+}
+
+// sessionPending is what UpdateDerived has not written yet of one session:
+// the changes, to replay on the file as it is when they are written, and the
+// session they give on the file as it was last read (raw; exists false when
+// there was none).
+type sessionPending struct {
+	fns    []func(*Session) error
+	raw    []byte
+	exists bool
+	sess   *Session
 }
 
 type sessionSeen struct {
@@ -318,14 +344,65 @@ func (s *SessionStore) Refuse(id, why string) error {
 }
 
 func (s *SessionStore) load(id string) (*Session, error) {
-	p := s.path(id)
-	data, err := os.ReadFile(p)
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	sess, _, _, err := s.loadPending(id)
+	return sess, err
+}
+
+// loadPending is the session as this process has it: the file's, with the
+// changes not written yet replayed on it (the caller holds bmu). It also
+// returns the file's bytes and whether it exists.
+func (s *SessionStore) loadPending(id string) (*Session, []byte, bool, error) {
+	data, exists, err := s.readFile(id)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	sess, err := s.decodeFile(id, data, exists)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	p := s.pending[id]
+	if p == nil {
+		return sess, data, exists, nil
+	}
+	if p.exists == exists && bytes.Equal(p.raw, data) {
+		return p.sess.clone(), data, exists, nil
+	}
+	// Another process wrote the session since: the changes go on top of
+	// what it wrote, as they will when they are written.
+	for _, fn := range p.fns {
+		fn(sess)
+	}
+	p.raw, p.exists, p.sess = data, exists, sess.clone()
+	return sess, data, exists, nil
+}
+
+func (s *SessionStore) readFile(id string) ([]byte, bool, error) {
+	data, err := os.ReadFile(s.path(id))
 	if errors.Is(err, fs.ErrNotExist) {
-		return sessionsInit(&Session{ID: id}), nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load session: %w", err)
+		return nil, false, fmt.Errorf("load session: %w", err)
 	}
+	return data, true, nil
+}
+
+// loadDisk is the session as its file holds it, or a fresh one.
+func (s *SessionStore) loadDisk(id string) (*Session, error) {
+	data, exists, err := s.readFile(id)
+	if err != nil {
+		return nil, err
+	}
+	return s.decodeFile(id, data, exists)
+}
+
+func (s *SessionStore) decodeFile(id string, data []byte, exists bool) (*Session, error) {
+	if !exists {
+		return sessionsInit(&Session{ID: id}), nil
+	}
+	p := s.path(id)
 	if sess := s.recall(id, data); sess != nil {
 		return sess, nil
 	}
@@ -405,14 +482,108 @@ func (s *SessionStore) Update(id string, fn func(*Session) error) (*Session, err
 // session, whose hashes the session did see; losing a read hash makes the
 // next write NOT_READ or STALE_FILE, never an unsafe allow. A session file
 // torn by a crash fails its MAC and is refused, never trusted.
+//
+// With batching on (Batch), the change is applied at once to the session
+// this store loads, and written within the batch's time together with the
+// session's other changes, or at Close.
 func (s *SessionStore) UpdateDerived(id string, fn func(*Session) error) (*Session, error) {
-	return s.update(id, fn, false, fsx.Renamed)
+	if err := sessionsCheckID(id); err != nil {
+		return nil, err
+	}
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	if s.every <= 0 || s.closed {
+		return s.updateLocked(id, fn, false, fsx.Renamed)
+	}
+	sess, raw, exists, err := s.loadPending(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkRefused(sess); err != nil {
+		return nil, err
+	}
+	if err := fn(sess); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	sess.ID = id
+	if sess.Created.IsZero() {
+		sess.Created = now
+	}
+	sess.Updated = now
+	p := s.pending[id]
+	if p == nil {
+		if s.pending == nil {
+			s.pending = map[string]*sessionPending{}
+		}
+		p = &sessionPending{}
+		s.pending[id] = p
+	}
+	p.fns = append(p.fns, fn)
+	p.raw, p.exists, p.sess = raw, exists, sess.clone()
+	if s.timer == nil {
+		s.timer = time.AfterFunc(s.every, func() { s.Flush() })
+	}
+	return sess, nil
+}
+
+// Batch turns on batching of derived updates (UpdateDerived): they are
+// written at most every interval, and at Flush and Close, instead of once
+// each. What they hold is derived and safe to lose (see UpdateDerived); a
+// process that dies with a batch unwritten leaves the session as it was
+// before it, as a crash between two writes would. Only this store sees the
+// changes before they are written: a process that has batching on must be
+// the one that serves the session's calls.
+func (s *SessionStore) Batch(interval time.Duration) {
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	s.every = interval
+}
+
+// Flush writes the batched changes now. A session whose file was tampered
+// with (refused) loses them; it refuses every call anyway.
+func (s *SessionStore) Flush() error {
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	var errs []error
+	for id := range s.pending {
+		if _, err := s.updateLocked(id, func(*Session) error { return nil }, false, fsx.Renamed); err != nil {
+			if errors.Is(err, ErrSessionRefused) {
+				delete(s.pending, id)
+			}
+			errs = append(errs, err)
+		}
+	}
+	if len(s.pending) > 0 && !s.closed && s.every > 0 {
+		s.timer = time.AfterFunc(s.every, func() { s.Flush() }) // try again
+	}
+	return errors.Join(errs...)
+}
+
+// Close writes the batched changes and turns batching off.
+func (s *SessionStore) Close() error {
+	s.bmu.Lock()
+	s.closed = true
+	s.bmu.Unlock()
+	return s.Flush()
 }
 
 func (s *SessionStore) update(id string, fn func(*Session) error, refusing bool, d fsx.Durability) (*Session, error) {
 	if err := sessionsCheckID(id); err != nil {
 		return nil, err
 	}
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	return s.updateLocked(id, fn, refusing, d)
+}
+
+// updateLocked is update with bmu held. The session's batched changes, if
+// any, are applied before fn and written with it.
+func (s *SessionStore) updateLocked(id string, fn func(*Session) error, refusing bool, d fsx.Durability) (*Session, error) {
 	// The store lives in .orchestration: a command may have swapped it for
 	// a link, and the write would follow it out of the workspace.
 	if err := CheckIntact(filepath.Dir(s.dir), filepath.Base(s.dir)); err != nil {
@@ -427,12 +598,17 @@ func (s *SessionStore) update(id string, fn func(*Session) error, refusing bool,
 	}
 	defer lock.Release()
 
-	sess, err := s.load(id)
+	sess, err := s.loadDisk(id)
 	if err != nil && !(refusing && errors.Is(err, ErrSessionRefused)) {
 		return nil, err
 	}
 	if err != nil { // refusing a session whose file was altered: start over, refused
 		sess = sessionsInit(&Session{ID: id})
+	}
+	if p := s.pending[id]; p != nil {
+		for _, f := range p.fns {
+			f(sess)
+		}
 	}
 	if !refusing {
 		if err := s.checkRefused(sess); err != nil {
@@ -463,6 +639,7 @@ func (s *SessionStore) update(id string, fn func(*Session) error, refusing bool,
 	}
 	sess = sessionsInit(sess)
 	s.remember(id, data, sess)
+	delete(s.pending, id)
 	return sess, nil
 }
 

@@ -406,3 +406,91 @@ func TestSessionsRememberedCopies(t *testing.T) {
 		t.Fatalf("fresh store: %+v %v", fresh, err)
 	}
 }
+
+// With batching on, a derived update is seen at once by the store that made
+// it, and by other stores (other processes) only once written: at Flush or
+// Close. Changes another process writes meanwhile are kept, with the
+// batched ones applied on top; a file tampered with meanwhile is refused.
+func TestSessionsBatchedDerivedUpdates(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".orchestration", "sessions")
+	mine, other := OpenSessions(dir), OpenSessions(dir)
+	mine.Batch(time.Hour) // written only when flushed
+	if _, err := mine.Update("s", func(s *Session) error { s.Intent = "INT-001"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	read := func(path string) func(*Session) error {
+		return func(s *Session) error { s.Reads[path] = "h-" + path; s.CountUse("read_file", false); return nil }
+	}
+	if _, err := mine.UpdateDerived("s", read("a")); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := mine.Load("s"); err != nil || s.Reads["a"] != "h-a" || s.Intent != "INT-001" {
+		t.Fatalf("own Load after a batched update = %+v, %v; want the read of a", s, err)
+	}
+	if s, err := other.Load("s"); err != nil || s.Reads["a"] != "" {
+		t.Fatalf("another process sees the unwritten batch: %+v, %v", s, err)
+	}
+
+	// Another process changes the session durably while the batch waits.
+	if _, err := other.Update("s", func(s *Session) error { s.Intent = "INT-002"; s.Reads["b"] = "h-b"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mine.UpdateDerived("s", read("c")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := mine.Load("s")
+	if err != nil || s.Intent != "INT-002" || s.Reads["a"] != "h-a" || s.Reads["b"] != "h-b" || s.Reads["c"] != "h-c" {
+		t.Fatalf("own Load after another process's update = %+v, %v; want INT-002 and reads a, b, c", s, err)
+	}
+	if err := mine.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = other.Load("s")
+	if err != nil || s.Intent != "INT-002" || len(s.Reads) != 3 || s.Usage["read_file"].Attempts != 2 {
+		t.Fatalf("after Flush another process loads %+v, %v; want INT-002, 3 reads, 2 counted calls", s, err)
+	}
+
+	// A durable update writes the batch with it.
+	if _, err := mine.UpdateDerived("s", read("d")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mine.Update("s", func(s *Session) error { s.Mode = "code"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := other.Load("s"); err != nil || s.Mode != "code" || s.Reads["d"] != "h-d" {
+		t.Fatalf("after a durable update another process loads %+v, %v; want the batched read of d with it", s, err)
+	}
+
+	// The file tampered with while a batch waits: refused, not believed
+	// nor overwritten.
+	if _, err := mine.UpdateDerived("s", read("e")); err != nil {
+		t.Fatal(err)
+	}
+	p := mine.path("s")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := bytes.Replace(b, []byte(`"INT-002"`), []byte(`"INT-009"`), 1)
+	if err := os.WriteFile(p, forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mine.Load("s"); !errors.Is(err, ErrSessionRefused) {
+		t.Fatalf("Load of a tampered file with a batch waiting = %v, want ErrSessionRefused", err)
+	}
+	if err := mine.Close(); !errors.Is(err, ErrSessionRefused) {
+		t.Fatalf("Close with a tampered file = %v, want ErrSessionRefused", err)
+	}
+	if got, _ := os.ReadFile(p); !bytes.Equal(got, forged) {
+		t.Fatal("the batch was written over a tampered file")
+	}
+
+	// After Close, derived updates are written at once.
+	os.Remove(p)
+	if _, err := mine.UpdateDerived("s", read("f")); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := other.Load("s"); err != nil || s.Reads["f"] != "h-f" {
+		t.Fatalf("after Close a derived update waits: %+v, %v", s, err)
+	}
+}

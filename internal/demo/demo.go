@@ -122,6 +122,9 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	if err := d.ledger(dir); err != nil {
 		return err
 	}
+	if err := rt.FlushDerived(); err != nil {
+		return err
+	}
 	m, err := os.ReadFile(filepath.Join(dir, ".orchestration", "intent_map.md"))
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ package gatecore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -132,6 +133,9 @@ func Open(root string, opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	st := rt.stores
+	// This process serves the sessions' calls: what they derive is
+	// written in batches, and at Close.
+	st.Sessions.Batch(orchestration.BatchEvery)
 	if st.Intents != nil {
 		rt.intents = st.Intents
 	} else {
@@ -193,8 +197,12 @@ func Open(root string, opts Options) (*Runtime, error) {
 	return rt, nil
 }
 
-// Close releases the workspace's stores.
+// Close writes what the runtime held back (FlushDerived) and releases the
+// workspace's stores.
 func (rt *Runtime) Close() error {
+	if rt.trace != nil {
+		rt.trace.Close()
+	}
 	if rt.ext.Close != nil {
 		rt.ext.Close()
 	}
@@ -202,6 +210,21 @@ func (rt *Runtime) Close() error {
 		rt.stores.Close()
 	}
 	return rt.ws.Close()
+}
+
+// FlushDerived writes now what the runtime writes in batches (the
+// sessions' read hashes and counters, intent_map.md), for a front door
+// about to show them or hand the session to another process; Close does it
+// too.
+func (rt *Runtime) FlushDerived() error {
+	var errs []error
+	if rt.stores != nil {
+		errs = append(errs, rt.stores.Sessions.Flush())
+	}
+	if rt.trace != nil {
+		errs = append(errs, rt.trace.Flush())
+	}
+	return errors.Join(errs...)
 }
 
 // Extension is the Value of what Options.Extend built (package gate's MCP

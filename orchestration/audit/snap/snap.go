@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -48,6 +49,19 @@ func IndexDir(ledger string) string {
 // LineFP is a line's fingerprint: the first 8 bytes of the SHA-256 of the
 // line (carriage return dropped) and its "\n", i.e. of a one-line range.
 func LineFP(line []byte) uint64 {
+	var buf [256]byte
+	return lineFP(line, &buf)
+}
+
+// lineFP is LineFP hashing a line shorter than buf in buf (most are), so
+// that no hasher is allocated per line.
+func lineFP(line []byte, buf *[256]byte) uint64 {
+	if len(line) < len(buf) {
+		n := copy(buf[:], line)
+		buf[n] = '\n'
+		sum := sha256.Sum256(buf[:n+1])
+		return binary.BigEndian.Uint64(sum[:8])
+	}
 	h := sha256.New()
 	h.Write(line)
 	h.Write([]byte{'\n'})
@@ -59,8 +73,9 @@ func LineFP(line []byte) uint64 {
 // Fingerprints are the LineFP of each line.
 func Fingerprints(lines [][]byte) []uint64 {
 	fps := make([]uint64, len(lines))
+	var buf [256]byte
 	for i, l := range lines {
-		fps[i] = LineFP(l)
+		fps[i] = lineFP(l, &buf)
 	}
 	return fps
 }
@@ -115,12 +130,6 @@ func WriteHashed(indexDir, sha string, content []byte) error {
 		return errors.New("snapshot: not a content hash")
 	}
 	p := Path(indexDir, sha)
-	if _, err := os.Stat(p); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
 	fps := Fingerprints(SplitLines(content))
 	b := make([]byte, 0, 12+8*len(fps))
 	b = append(b, Magic...)
@@ -128,7 +137,41 @@ func WriteHashed(indexDir, sha string, content []byte) error {
 	for _, f := range fps {
 		b = binary.LittleEndian.AppendUint64(b, f)
 	}
-	return WriteAtomic(p, b)
+	return writeNew(p, b)
+}
+
+// writeNew writes a snapshot file that is not there yet, in place: a new
+// name needs no temporary file and rename to keep readers from a half
+// written one, since Read takes only a file of exactly the length its count
+// gives, and a half written one (a crash, a reader too early) reads as
+// missing. A file already there with the length b has (the same content,
+// snapshotted before, since the name is its hash) is kept; one of another
+// length, left by a crash, is replaced atomically.
+func writeNew(p string, b []byte) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|fsx.NoFollow, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|fsx.NoFollow, 0o644)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		if fi, serr := os.Lstat(p); serr == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(b)) {
+			return nil
+		}
+		return WriteAtomic(p, b)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(p)
+	}
+	return err
 }
 
 // Capture snapshots files as records of their changes are appended, so that
