@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/intentgate/intentgate/engine"
@@ -207,7 +208,10 @@ func (rt *Runtime) Close() error {
 		rt.ext.Close()
 	}
 	if rt.stores != nil {
-		rt.stores.Close()
+		if err := rt.stores.Close(); err != nil {
+			// The sessions' last batch: no call is left to report it to.
+			fmt.Fprintf(os.Stderr, "intentgate: closing %s: %v\n", rt.orch, err)
+		}
 	}
 	return rt.ws.Close()
 }
