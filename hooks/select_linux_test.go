@@ -63,6 +63,9 @@ func TestSelectWritesTheSessionOnce(t *testing.T) {
 	}
 	// The one write holds the choice: a write in scope is allowed.
 	e.must("read_file", map[string]any{"path": "src/a.go"})
+	if err := e.rt.FlushDerived(); err != nil {
+		t.Fatal(err)
+	}
 	// What a write derives (its hash, its counter) waits for the batch:
 	// one session write for the call and its batch.
 	if n := sessionWrites(t, sessions, func() {
