@@ -70,21 +70,51 @@ var errCrossDevice = syscall.EXDEV
 // renameAt moves from in fromDir to to in toDir through the directories'
 // handles, so that no path is resolved again between the checks and the
 // rename.
-func renameAt(fromDir *os.Root, from string, toDir *os.Root, to string) error {
-	ff, err := fromDir.Open(".")
-	if err != nil {
-		return err
-	}
-	defer ff.Close()
-	tf, err := toDir.Open(".")
-	if err != nil {
-		return err
-	}
-	defer tf.Close()
-	if err := unix.Renameat(int(ff.Fd()), from, int(tf.Fd()), to); err != nil {
+func renameAt(fromDir *dirRef, from string, toDir *dirRef, to string) error {
+	if err := unix.Renameat(int(fromDir.f.Fd()), from, int(toDir.f.Fd()), to); err != nil {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
 	}
 	return nil
+}
+
+// sameDirs reports whether each of prefixes (canonical paths, from the top)
+// is still the plain directory ids says it was: one fstatat each, relative
+// to the workspace root, not following a final symlink.
+func (w *Workspace) sameDirs(prefixes []string, ids []fs.FileInfo) bool {
+	fd := int(w.rootF.Fd())
+	var st unix.Stat_t
+	for i, p := range prefixes {
+		if unix.Fstatat(fd, p, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return false
+		}
+		was, ok := ids[i].Sys().(*syscall.Stat_t)
+		if !ok || uint64(was.Dev) != uint64(st.Dev) || uint64(was.Ino) != uint64(st.Ino) {
+			return false
+		}
+	}
+	return true
+}
+
+// createIn makes the file name in d, not following a symlink, with mode
+// perm (O_EXCL for excl, truncating otherwise). A plain openat: none of the
+// poller set-up an os.File opened by name gets.
+func createIn(d *dirRef, name string, perm fs.FileMode, excl bool) (*os.File, error) {
+	flags := unix.O_WRONLY | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	if excl {
+		flags |= unix.O_EXCL
+	} else {
+		flags |= unix.O_TRUNC
+	}
+	for {
+		fd, err := unix.Openat(int(d.f.Fd()), name, flags, uint32(perm))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		}
+		return os.NewFile(uintptr(fd), name), nil
+	}
 }
 
 // tempAbandoned reports whether the temp file name was left by a process

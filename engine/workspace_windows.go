@@ -58,7 +58,31 @@ var errCrossDevice = windows.ERROR_NOT_SAME_DEVICE
 
 // renameAt has no handle-relative form on Windows; returning errCrossDevice
 // makes Edit write its temp file beside the target, as before.
-func renameAt(*os.Root, string, *os.Root, string) error { return errCrossDevice }
+func renameAt(*dirRef, string, *dirRef, string) error { return errCrossDevice }
+
+// sameDirs reports whether each of prefixes is still the plain directory
+// ids says it was.
+func (w *Workspace) sameDirs(prefixes []string, ids []fs.FileInfo) bool {
+	for i, p := range prefixes {
+		fi, err := w.root.Lstat(filepath.FromSlash(p))
+		if err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 || !os.SameFile(fi, ids[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// createIn makes the file name in d with mode perm (O_EXCL for excl,
+// truncating otherwise).
+func createIn(d *dirRef, name string, perm fs.FileMode, excl bool) (*os.File, error) {
+	flags := os.O_WRONLY | os.O_CREATE
+	if excl {
+		flags |= os.O_EXCL
+	} else {
+		flags |= os.O_TRUNC
+	}
+	return d.root.OpenFile(name, flags, perm)
+}
 
 func tempAbandoned(dir *os.Root, name string) bool {
 	fi, err := dir.Lstat(name)
