@@ -101,6 +101,20 @@ func (w *Workspace) acquireDir(rel string, create bool) (*dirRef, error) {
 	return d, nil
 }
 
+// cachedDir returns rel's directory when it is in the cache and still what
+// was opened (as acquireDir), and nil otherwise: it never opens one.
+func (w *Workspace) cachedDir(rel string) *dirRef {
+	c := &w.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.dirs[rel]
+	if d == nil || !w.sameDirs(d.prefixes, d.ids) {
+		return nil
+	}
+	d.users++
+	return d
+}
+
 // releaseDir ends a use of d (from acquireDir).
 func (w *Workspace) releaseDir(d *dirRef) {
 	c := &w.cache

@@ -120,3 +120,63 @@ func TestCachedDirectoriesSeeSwapsBetweenCalls(t *testing.T) {
 	}
 	mustRead(filepath.Join(ws, "src", "a", "f.txt"), "three\n")
 }
+
+// Canonical and Stat answer from a directory held open when they can: a
+// symlink as the last component is still followed (inside) or refused
+// (outside), and a directory swapped after it was cached is seen.
+func TestCanonicalThroughCachedDirectory(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(root, "ws")
+	outside := filepath.Join(root, "outside")
+	for _, d := range []string{filepath.Join(ws, "src", "a"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := OpenWorkspace(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Edit(&Call{ID: "1", Tool: "w", WS: w}, "src/a/f.txt", func([]byte, bool) ([]byte, error) { return []byte("x\n"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if w.cachedDir("src/a") == nil {
+		t.Fatal("src/a is not held open after a write into it")
+	}
+	if err := os.Symlink("f.txt", filepath.Join(ws, "src", "a", "in")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "g.txt"), filepath.Join(ws, "src", "a", "out")); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"src/a/f.txt": "src/a/f.txt", "src/a/new.txt": "src/a/new.txt", "src/a/in": "src/a/f.txt", "./src/a/in": "src/a/f.txt"} {
+		if got, err := w.Canonical(p); err != nil || got != want {
+			t.Errorf("Canonical(%q) = %q, %v; want %q", p, got, err, want)
+		}
+	}
+	if _, err := w.Canonical("src/a/out"); err == nil {
+		t.Error("Canonical followed a symlink out of the workspace")
+	} else if d, ok := AsDenial(err); !ok || d.Code != PathEscape {
+		t.Errorf("Canonical(src/a/out): %v, want PATH_ESCAPE", err)
+	}
+	if fi, err := w.Stat("src/a/f.txt"); err != nil || fi.Size() != 2 {
+		t.Errorf("Stat(src/a/f.txt) = %v, %v", fi, err)
+	}
+	// src/a moved out, a symlink to it in its place.
+	if err := os.Rename(filepath.Join(ws, "src", "a"), filepath.Join(outside, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "a"), filepath.Join(ws, "src", "a")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := w.Canonical("src/a/f.txt"); err == nil {
+		t.Errorf("Canonical(src/a/f.txt) through a swapped directory = %q", got)
+	}
+	if fi, err := w.Stat("src/a/f.txt"); err == nil {
+		t.Errorf("Stat(src/a/f.txt) through a swapped directory = %v", fi)
+	}
+}

@@ -183,7 +183,36 @@ func (w *Workspace) Canonical(p string) (string, error) {
 	if len(rest) == 0 {
 		return "", invalid(p, "the path names the workspace root, not a file")
 	}
+	if rel, ok, err := w.resolveCached(p, rest); ok {
+		return rel, err
+	}
 	return w.resolve(p, rest)
+}
+
+// resolveCached is resolve for a path whose directory is open in the cache
+// and still what was opened: each of its components is then a plain
+// directory (no symlink), so only the last component needs a look. ok is
+// false when the cache cannot answer (no such directory open, or the last
+// component is a symlink to follow).
+func (w *Workspace) resolveCached(orig string, rest []string) (string, bool, error) {
+	if len(rest) < 2 {
+		return "", false, nil
+	}
+	dir := strings.Join(rest[:len(rest)-1], "/")
+	d := w.cachedDir(dir)
+	if d == nil {
+		return "", false, nil
+	}
+	defer w.releaseDir(d)
+	fi, err := d.root.Lstat(rest[len(rest)-1])
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return "", true, lstatDenial(orig, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return "", false, nil
+	}
+	return dir + "/" + rest[len(rest)-1], true, nil
 }
 
 func (w *Workspace) stripRoot(p string) (string, bool) {
@@ -295,6 +324,16 @@ func isIOError(err error) bool {
 // It returns fs.ErrNotExist for a missing file. Any other failure means a
 // component was swapped since rel was canonicalized (PATH_ESCAPE).
 func (w *Workspace) Stat(rel string) (fs.FileInfo, error) {
+	if dir, name := splitRel(rel); dir != "" {
+		if d := w.cachedDir(dir); d != nil {
+			defer w.releaseDir(d)
+			fi, err := d.root.Lstat(name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, lstatDenial(rel, err)
+			}
+			return fi, err
+		}
+	}
 	fi, err := w.root.Lstat(filepath.FromSlash(rel))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, lstatDenial(rel, err)
