@@ -14,7 +14,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/intentgate/intentgate/internal/fsx"
 )
 
 // Limits past which a path is refused rather than handed to the kernel:
@@ -36,7 +35,6 @@ type Workspace struct {
 	// of absolute paths too.
 	given string
 	root  *os.Root
-	locks string
 	// rootF is the root directory itself, for system calls relative to it.
 	rootF *os.File
 	cache dirCache
@@ -68,8 +66,7 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 		root.Close()
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
 	}
-	w := &Workspace{Dir: real, given: abs, root: root, rootF: rootF,
-		locks: filepath.Join(real, ".orchestration", "locks")}
+	w := &Workspace{Dir: real, given: abs, root: root, rootF: rootF}
 	w.CleanTemp()
 	return w, nil
 }
@@ -536,10 +533,13 @@ func Hash(b []byte) string {
 
 // LockFile takes the per-file lock for canonical path rel, shared by every
 // process governing this workspace.
-func (w *Workspace) LockFile(rel string) (*fsx.Lock, error) {
+func (w *Workspace) LockFile(rel string) (*FileLock, error) {
 	sum := sha256.Sum256([]byte(rel))
-	return fsx.Acquire(filepath.Join(w.locks, hex.EncodeToString(sum[:12])+".lock"))
+	return w.lockIn(hex.EncodeToString(sum[:12]) + ".lock")
 }
+
+// LocksDir holds the per-file lock files, relative to the workspace.
+const LocksDir = ".orchestration/locks"
 
 // Edit replaces canonical path rel with what fn makes of its current content,
 // under the per-file lock. Right before the atomic rename it re-checks c's

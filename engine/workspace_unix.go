@@ -5,6 +5,7 @@ package engine
 import (
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"strconv"
@@ -147,4 +148,51 @@ func CrashPoint(name string) {
 
 func processGone(pid int, _ time.Time) bool {
 	return pid <= 0 || errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// FileLock is a held per-file lock (Workspace.LockFile).
+type FileLock struct{ fd int }
+
+// lockIn takes the exclusive lock on the lock file name in LocksDir, made if
+// missing, opened through the verified handle of the directory.
+func (w *Workspace) lockIn(name string) (*FileLock, error) {
+	d, err := w.acquireDir(LocksDir, true)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	defer w.releaseDir(d)
+	var fd int
+	for {
+		fd, err = unix.Openat(int(d.f.Fd()), name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	for {
+		err = unix.Flock(fd, unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	return &FileLock{fd: fd}, nil
+}
+
+// Release gives the lock up. Releasing a nil or released lock is a no-op.
+func (l *FileLock) Release() error {
+	if l == nil || l.fd < 0 {
+		return nil
+	}
+	err := unix.Flock(l.fd, unix.LOCK_UN)
+	if cerr := unix.Close(l.fd); err == nil {
+		err = cerr
+	}
+	l.fd = -1
+	return err
 }

@@ -4,12 +4,14 @@ package engine
 
 import (
 	"crypto/rand"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/intentgate/intentgate/internal/fsx"
 	"golang.org/x/sys/windows"
 )
 
@@ -95,3 +97,28 @@ func CrashPoint(string) {}
 // processGone cannot ask about a process here without a handle: an entry an
 // hour old is taken as abandoned.
 func processGone(_ int, since time.Time) bool { return time.Since(since) > time.Hour }
+
+// FileLock is a held per-file lock (Workspace.LockFile).
+type FileLock struct{ l *fsx.Lock }
+
+// lockIn takes the exclusive lock on the lock file name in LocksDir.
+func (w *Workspace) lockIn(name string) (*FileLock, error) {
+	d, err := w.acquireDir(LocksDir, true)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	w.releaseDir(d)
+	l, err := fsx.Acquire(filepath.Join(w.Dir, filepath.FromSlash(LocksDir), name))
+	if err != nil {
+		return nil, err
+	}
+	return &FileLock{l: l}, nil
+}
+
+// Release gives the lock up. Releasing a nil or released lock is a no-op.
+func (l *FileLock) Release() error {
+	if l == nil {
+		return nil
+	}
+	return l.l.Release()
+}
