@@ -13,7 +13,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
 )
 
 // Limits past which a path is refused rather than handed to the kernel:
