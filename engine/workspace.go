@@ -479,7 +479,7 @@ func readOnce(dir *os.Root, rel, name string) ([]byte, fs.FileInfo, error) {
 	if !got.Mode().IsRegular() {
 		return nil, nil, escape(rel, "the file was replaced while it was being opened")
 	}
-	if n := openedLinks(f); n > 1 {
+	if n := openedLinks(f, got); n > 1 {
 		return nil, nil, escape(rel, fmt.Sprintf("the file has %d hard links; another name for it may be outside the workspace or the scope", n))
 	}
 	b, err := readSized(f, got.Size())

@@ -27,14 +27,9 @@ func linkCount(fi fs.FileInfo) uint64 {
 	return 1
 }
 
-// openedLinks is the link count of an opened file; on Unix the Lstat data
-// already had it.
-func openedLinks(f *os.File) uint64 {
-	if fi, err := f.Stat(); err == nil {
-		return linkCount(fi)
-	}
-	return 2
-}
+// openedLinks is the link count of an opened file, whose fstat gave fi; on
+// Unix fi already has it.
+func openedLinks(_ *os.File, fi fs.FileInfo) uint64 { return linkCount(fi) }
 
 // A backslash is a legal byte in a Unix name, but the same input means a
 // separator on Windows: refuse it rather than let two layers disagree.

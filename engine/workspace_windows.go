@@ -21,7 +21,7 @@ const openNoFollow = 0
 // links. openedLinks asks the opened handle instead.
 func linkCount(fs.FileInfo) uint64 { return 1 }
 
-func openedLinks(f *os.File) uint64 {
+func openedLinks(f *os.File, _ fs.FileInfo) uint64 {
 	var info windows.ByHandleFileInformation
 	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
 		// Unknown: refuse as if linked, fail closed.
