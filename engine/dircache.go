@@ -77,6 +77,10 @@ func (w *Workspace) acquireDir(rel string, create bool) (*dirRef, error) {
 		return nil, escape(rel, "the directory changed while it was being opened")
 	}
 	d := &dirRef{rel: rel, root: root, f: f, ids: ids, users: 1}
+	if !keepDirsOpen {
+		d.dropped = true // closed by releaseDir
+		return d, nil
+	}
 	if rel != "" {
 		parts := strings.Split(rel, "/")
 		for i := range parts {
@@ -137,12 +141,12 @@ func (c *dirCache) dropLocked(d *dirRef) {
 	}
 }
 
-// evictLocked drops the least recently used directory other than the temp
-// and journal directories.
+// evictLocked drops the least recently used directory other than the temp,
+// journal and locks directories.
 func (c *dirCache) evictLocked() {
 	var oldest *dirRef
 	for rel, d := range c.dirs {
-		if rel == TempDir || rel == JournalDir {
+		if rel == TempDir || rel == JournalDir || rel == LocksDir {
 			continue
 		}
 		if oldest == nil || c.tick[rel] < c.tick[oldest.rel] {

@@ -5,6 +5,7 @@ package engine
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -178,5 +179,33 @@ func TestCanonicalThroughCachedDirectory(t *testing.T) {
 	}
 	if fi, err := w.Stat("src/a/f.txt"); err == nil {
 		t.Errorf("Stat(src/a/f.txt) through a swapped directory = %v", fi)
+	}
+}
+
+// A FIFO planted where a write's journal entry goes (its name follows from
+// the call) fails the write; it does not hang it, and the file is left as
+// it was.
+func TestJournalEntryFIFOFailsTheWrite(t *testing.T) {
+	ws := t.TempDir()
+	w, err := OpenWorkspace(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	c := &Call{ID: "7", Session: "s", Tool: "w", WS: w}
+	jd := filepath.Join(ws, filepath.FromSlash(JournalDir))
+	if err := os.MkdirAll(jd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(jd, JournalName(c.ID, c.Session, "a.txt")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Without O_NONBLOCK the open would wait for a reader for ever (the
+	// test binary's -timeout would end it).
+	if _, err := w.Edit(c, "a.txt", func([]byte, bool) ([]byte, error) { return []byte("x\n"), nil }); err == nil {
+		t.Fatal("the write went on with a FIFO as its journal entry")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "a.txt")); err == nil {
+		t.Fatal("a.txt was written without a journal entry")
 	}
 }

@@ -16,6 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// keepDirsOpen: directories stay open between calls (dirRef); a handle
+// held open does not keep anyone from removing or renaming them here.
+const keepDirsOpen = true
+
 // O_NOFOLLOW refuses a symlink swapped in after the Lstat; O_NONBLOCK keeps
 // an open of a FIFO swapped in from hanging (the fstat check then refuses it).
 const openNoFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
@@ -99,7 +103,8 @@ func createIn(d *dirRef, name string, perm fs.FileMode, excl bool) (*os.File, er
 	if excl {
 		flags |= unix.O_EXCL
 	} else {
-		flags |= unix.O_TRUNC
+		// A FIFO put in the file's place must fail the open, not hang it.
+		flags |= unix.O_TRUNC | unix.O_NONBLOCK
 	}
 	for {
 		fd, err := unix.Openat(int(d.f.Fd()), name, flags, uint32(perm))

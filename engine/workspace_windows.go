@@ -17,6 +17,10 @@ import (
 
 const openNoFollow = 0
 
+// keepDirsOpen is false here: a directory handle held open could keep its
+// owner from removing or renaming it, so each use opens its own.
+const keepDirsOpen = false
+
 // linkCount is 1 here: os.FileInfo on Windows does not carry the number of
 // links. openedLinks asks the opened handle instead.
 func linkCount(fs.FileInfo) uint64 { return 1 }
