@@ -21,8 +21,14 @@ func (e *env) heldCall(h *hooks.HeldSessions, tool string, args map[string]any) 
 	return e.rt.Dispatch(context.Background(), c)
 }
 
+// diskSession is session "s" as its file holds it, once the store has
+// written its own batch (SessionStore.Batch): what the holder keeps back is
+// what these tests look at.
 func (e *env) diskSession() *orchestration.Session {
 	e.t.Helper()
+	if err := e.rt.Stores().Sessions.Flush(); err != nil {
+		e.t.Fatal(err)
+	}
 	s, err := orchestration.OpenSessions(filepath.Join(e.orch, "sessions")).Load("s")
 	if err != nil {
 		e.t.Fatal(err)
