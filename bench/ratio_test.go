@@ -328,6 +328,7 @@ func BenchmarkMCPWriteRatio(b *testing.B) {
 	node, dir := nodeModules(b, "@modelcontextprotocol/server-filesystem")
 	content := strings.Repeat("func f() { return }\n", 20)
 	ctx := context.Background()
+	var igCmd, refCmd *exec.Cmd
 	connect := func(cmd *exec.Cmd) *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1.0.0"}, nil).
 			Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -347,9 +348,11 @@ func BenchmarkMCPWriteRatio(b *testing.B) {
 		}
 	}
 	wsIG, wsRef := workspace(b, ""), workspace(b, "")
-	ig := connect(exec.Command(intentgate(b), "mcp", "-w", wsIG))
+	igCmd = exec.Command(intentgate(b), "mcp", "-w", wsIG)
+	ig := connect(igCmd)
 	call(ig, "select_active_intent", map[string]any{"intent_id": "INT-001"})
-	ref := connect(exec.Command(node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"), wsRef))
+	refCmd = exec.Command(node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"), wsRef)
+	ref := connect(refCmd)
 	igCall := func(i int) {
 		call(ig, "write_to_file", map[string]any{"path": fmt.Sprintf("src/f%02d.txt", i%32), "content": fmt.Sprintf("// %d\n%s", i, content), "line_count": 21})
 	}
@@ -361,18 +364,26 @@ func BenchmarkMCPWriteRatio(b *testing.B) {
 		refCall(i)
 	}
 	const per = 20
-	block := func(f func(int), from int) time.Duration {
+	// Each server's own CPU time over its blocks, where it can be read.
+	var cpuIG, cpuRef time.Duration
+	cpuOK := true
+	block := func(f func(int), from int, cmd *exec.Cmd, cpu *time.Duration) time.Duration {
+		c0, ok0 := procCPU(cmd.Process.Pid)
 		start := time.Now()
 		for i := range per {
 			f(from + i)
 		}
-		return time.Since(start)
+		d := time.Since(start)
+		c1, ok1 := procCPU(cmd.Process.Pid)
+		cpuOK = cpuOK && ok0 && ok1
+		*cpu += c1 - c0
+		return d
 	}
 	var gov, base []time.Duration
 	n := 32
 	for b.Loop() {
-		gov = append(gov, block(igCall, n))
-		base = append(base, block(refCall, n))
+		gov = append(gov, block(igCall, n, igCmd, &cpuIG))
+		base = append(base, block(refCall, n, refCmd, &cpuRef))
 		n += per
 	}
 	mg, mb := median(gov), median(base)
@@ -380,4 +391,14 @@ func BenchmarkMCPWriteRatio(b *testing.B) {
 	b.ReportMetric(per/mb.Seconds(), "calls/s-server-filesystem")
 	b.ReportMetric(mb.Seconds()/mg.Seconds(), "ratio")
 	b.Logf("MCP write: intentgate %.0f calls/s, server-filesystem %.0f calls/s, ratio %.2f", per/mg.Seconds(), per/mb.Seconds(), mb.Seconds()/mg.Seconds())
+	if calls := float64(len(gov) * per); cpuOK && cpuIG > 0 && cpuRef > 0 {
+		// The servers' own CPU per call (user + system, the client's
+		// excluded), over all rounds: it holds under load where wall time
+		// does not. Ratio: server-filesystem's over intentgate's.
+		ig, ref := cpuIG.Seconds()*1000/calls, cpuRef.Seconds()*1000/calls
+		b.ReportMetric(ig, "server-cpu-ms/call-intentgate")
+		b.ReportMetric(ref, "server-cpu-ms/call-server-filesystem")
+		b.ReportMetric(ref/ig, "cpu-ratio")
+		b.Logf("MCP write, server CPU per call: intentgate %.2f ms, server-filesystem %.2f ms, ratio %.2f", ig, ref, ref/ig)
+	}
 }

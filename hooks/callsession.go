@@ -42,6 +42,9 @@ func CallSession(c *engine.Call, store *orchestration.SessionStore) (*orchestrat
 	cs := callSessionOf(c, store)
 	if cs.sess == nil && cs.err == nil {
 		cs.sess, cs.err = store.Load(c.Session)
+		if h := heldOf(c, store); h != nil && cs.err == nil {
+			cs.sess, cs.err = h.over(c.Session, cs.sess)
+		}
 	}
 	return cs.sess, cs.err
 }
@@ -88,6 +91,13 @@ func (w *SessionWriter) Finish(ctx context.Context, c *engine.Call) error {
 	}
 	edits, durable := cs.edits, cs.durable
 	cs.edits, cs.durable = nil, false
+	if h := heldOf(c, w.sessions); h != nil {
+		if !durable && h.add(c.Session, edits) {
+			cs.sess = nil // the next load sees the held changes
+			return nil
+		}
+		edits = append(h.take(c.Session), edits...)
+	}
 	update := w.sessions.UpdateDerived
 	if durable {
 		update = w.sessions.Update

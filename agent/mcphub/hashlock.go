@@ -56,7 +56,9 @@ func HashLock(reg *engine.Registry, ws *engine.Workspace, sessions *orchestratio
 				return fmt.Errorf("argument %s (%s): %w", found[i].Key, rel, err)
 			}
 			if s == nil {
-				if s, err = sessions.Load(c.Session); err != nil {
+				// The call's session as its other hooks see it, with the
+				// changes held in memory for it (hooks.HeldSessions).
+				if s, err = hooks.CallSession(c, sessions); err != nil {
 					return err
 				}
 			}

@@ -32,7 +32,11 @@ apply_diff, execute_command, ...) with the JSON Schemas intentgate gives its
 own models, and runs every call through the engine, as dispatch does.
 
 Each connection is one intentgate session (a fresh id, unless --session names
-one), so the intent a client selects holds for that client only. A client
+one), so the intent a client selects holds for that client only. A fresh
+session lives in this process: the files it read and its usage counters are
+written to .orchestration/sessions/ with its next intent selection and when
+the connection ends, so a read writes nothing. A session named by --session
+is written on every call, for the other processes that share it. A client
 may send calls without waiting for the answers: they run in the order sent.
 A refusal is a tool result with isError set whose text is the denial JSON, e.g.
   {"error":"SCOPE_VIOLATION","tool":"write_to_file","path":"docs/a.md",...}

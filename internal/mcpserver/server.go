@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/hooks"
 	"github.com/intentgate/intentgate/internal/gate"
 	"github.com/intentgate/intentgate/prompts"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,9 +87,14 @@ type toolServer struct {
 
 	ungoverned string // why every call is refused, when g is nil
 
+	// held keeps in memory what calls derive for the sessions this server
+	// made itself (read hashes, usage counters): no other process knows
+	// those ids, so they need no session file until the connection ends.
+	held *hooks.HeldSessions
+
 	mu       sync.Mutex
-	sessions map[*mcp.ServerSession]string
-	problem  string // the last intents problem reported
+	sessions map[*mcp.ServerSession]string // the ids this server made
+	problem  string                        // the last intents problem reported
 	calls    atomic.Uint64
 }
 
@@ -97,6 +103,9 @@ func newToolServer(rt *gate.Runtime, o Options) *toolServer {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	m := &toolServer{rt: rt, o: o, sessions: map[*mcp.ServerSession]string{}, log: o.Log}
+	if rt != nil && rt.Stores() != nil {
+		m.held = hooks.NewHeldSessions(rt.Stores().Sessions)
+	}
 	m.srv = mcp.NewServer(&mcp.Implementation{Name: "intentgate", Title: "intentgate", Version: o.Version},
 		&mcp.ServerOptions{
 			Logger: m.log,
@@ -122,13 +131,14 @@ func newToolServer(rt *gate.Runtime, o Options) *toolServer {
 
 // session is the intentgate session of a connection: the one --session
 // names, the transport's own session id if it has one, else an id made
-// when the connection makes its first call.
-func (m *toolServer) session(ss *mcp.ServerSession) string {
+// when the connection makes its first call. own is true for the last: only
+// this server knows that id.
+func (m *toolServer) session(ss *mcp.ServerSession) (id string, own bool) {
 	if m.o.Session != "" {
-		return m.o.Session
+		return m.o.Session, false
 	}
 	if id := ss.ID(); id != "" {
-		return id
+		return id, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -140,14 +150,21 @@ func (m *toolServer) session(ss *mcp.ServerSession) string {
 		m.sessions[ss] = id
 		m.log.Info("new session", "session", id)
 	}
-	return id
+	return id, true
 }
 
-// forget drops what the server keeps about a connection that has ended.
+// forget drops what the server keeps about a connection that has ended,
+// after writing what its session holds.
 func (m *toolServer) forget(ss *mcp.ServerSession) {
 	m.mu.Lock()
+	id, ok := m.sessions[ss]
 	delete(m.sessions, ss)
 	m.mu.Unlock()
+	if ok && m.held != nil {
+		if err := m.held.Flush(id); err != nil {
+			m.log.Warn(err.Error(), "session", id)
+		}
+	}
 }
 
 func (m *toolServer) agent(ss *mcp.ServerSession) engine.Agent {
@@ -166,7 +183,7 @@ func (m *toolServer) agent(ss *mcp.ServerSession) engine.Agent {
 // handler runs calls of one tool through the engine.
 func (m *toolServer) handler(tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		session := m.session(req.Session)
+		session, own := m.session(req.Session)
 		if m.rt == nil {
 			d := &engine.Denial{Code: engine.HookError, Tool: tool, Message: m.ungoverned + ", so no intent can be selected and nothing is allowed",
 				Hint: "tell the user to run `intentgate init` in the workspace, or to start intentgate mcp with --workspace"}
@@ -178,6 +195,9 @@ func (m *toolServer) handler(tool string) mcp.ToolHandler {
 			Tool:    tool,
 			Args:    req.Params.Arguments,
 			Agent:   m.agent(req.Session),
+		}
+		if own && m.held != nil {
+			m.held.Hold(c)
 		}
 		res, err := m.rt.Dispatch(ctx, c)
 		m.reportProblem()

@@ -33,6 +33,7 @@ type eofGate struct {
 	lines    [][]byte            // complete lines read and not yet handed on
 	started  bool                // lines[0] was admitted and is being handed on
 	partial  []byte              // the start of a line not yet complete
+	buf      []byte              // what Read reads the input into
 	eof      bool
 	closed   bool
 }
@@ -55,7 +56,10 @@ func (g *eofGate) Read(p []byte) (int, error) {
 			return 0, g.waitAnswered()
 		}
 		g.mu.Unlock()
-		buf := make([]byte, 64<<10)
+		if g.buf == nil {
+			g.buf = make([]byte, 64<<10)
+		}
+		buf := g.buf // Read is called by one goroutine at a time, the SDK's reader
 		n, err := g.r.Read(buf)
 		g.mu.Lock()
 		g.partial = append(g.partial, buf[:n]...)
@@ -176,6 +180,9 @@ func rpcHeads(line []byte) []rpcHead {
 	if len(line) == 0 {
 		return nil
 	}
+	if h, ok := scanHead(line); ok {
+		return []rpcHead{h}
+	}
 	if line[0] == '[' {
 		var hs []rpcHead
 		if json.Unmarshal(line, &hs) != nil {
@@ -214,6 +221,9 @@ func toolCallIDs(heads []rpcHead) []string {
 // normalID spells a JSON-RPC id one way, whatever escapes or number form
 // the client or the SDK used.
 func normalID(raw json.RawMessage) string {
+	if plainID(raw) {
+		return string(raw)
+	}
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return string(raw)
@@ -223,4 +233,33 @@ func normalID(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return string(b)
+}
+
+// plainID reports whether raw is an id that normalID would spell as it is:
+// a small whole number, or a string of letters, digits, '-', '_', '.' and ':'.
+func plainID(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	if raw[0] == '"' {
+		if len(raw) < 2 || raw[len(raw)-1] != '"' {
+			return false
+		}
+		for _, c := range raw[1 : len(raw)-1] {
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+				return false
+			}
+		}
+		return true
+	}
+	// Up to 15 digits a float64 holds exactly, so it is printed back the same.
+	if len(raw) > 15 || (raw[0] == '0' && len(raw) > 1) {
+		return false
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
