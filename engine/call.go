@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -45,7 +46,7 @@ type Call struct {
 	// under Dispatch leaves them here so that they run together with the
 	// ledger's fsync, in one round of the disk, not two).
 	laterSync bool
-	dirs      []*os.File
+	dirs      []pendingDir
 	runsNow   bool
 }
 
@@ -60,14 +61,22 @@ func (c *Call) ToolRunsNow() bool { return c.runsNow }
 // SyncPending; Dispatch sets it and calls SyncPending before it returns.
 func (c *Call) deferDirSyncs() { c.laterSync = true }
 
+// pendingDir is a directory whose fsync is still due, and what to run once
+// it is done with.
+type pendingDir struct {
+	f    *os.File
+	done func()
+}
+
 // syncLater keeps d (an open directory) to be fsynced by SyncPending, or
-// fsyncs it now when nobody will call SyncPending.
-func (c *Call) syncLater(d *os.File) error {
+// fsyncs it now when nobody will call SyncPending; done runs once d is no
+// longer needed.
+func (c *Call) syncLater(d *os.File, done func()) error {
 	if c == nil || !c.laterSync {
-		defer d.Close()
+		defer done()
 		return syncDirFile(d)
 	}
-	c.dirs = append(c.dirs, d)
+	c.dirs = append(c.dirs, pendingDir{d, done})
 	return nil
 }
 
@@ -87,16 +96,20 @@ func (c *Call) SyncPending() error {
 	errs := make([]error, len(dirs))
 	var wg sync.WaitGroup
 	for i, d := range dirs[1:] {
+		if slices.ContainsFunc(dirs[:i+1], func(e pendingDir) bool { return e.f == d.f }) {
+			continue // the same directory, synced once
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i+1] = syncDirFile(d)
-			d.Close()
+			errs[i+1] = syncDirFile(d.f)
 		}()
 	}
-	errs[0] = syncDirFile(dirs[0])
-	dirs[0].Close()
+	errs[0] = syncDirFile(dirs[0].f)
 	wg.Wait()
+	for _, d := range dirs {
+		d.done()
+	}
 	return errors.Join(errs...)
 }
 

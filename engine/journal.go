@@ -45,8 +45,11 @@ func JournalName(callID, session, rel string) string {
 	return hex.EncodeToString(sum[:16]) + ".json"
 }
 
-// journalBegin writes the entry for the change ch is about to make, synced.
-func (w *Workspace) journalBegin(c *Call, ch *FileChange) (string, error) {
+// journalWrite writes the entry for the change ch is about to make, not
+// synced yet: Edit syncs it together with the new content, before the
+// rename. It returns the journal directory (to release), the open entry
+// and its name.
+func (w *Workspace) journalWrite(c *Call, ch *FileChange) (*dirRef, *os.File, string, error) {
 	e := JournalEntry{Path: ch.Path, Existed: ch.Existed, After: ch.AfterHash(),
 		Session: c.Session, Intent: c.Intent, CallID: c.ID, Tool: c.Tool, Agent: c.Agent, Time: time.Now().UTC(), Pid: os.Getpid()}
 	if ch.Existed {
@@ -54,30 +57,25 @@ func (w *Workspace) journalBegin(c *Call, ch *FileChange) (string, error) {
 	}
 	b, err := json.Marshal(e)
 	if err != nil {
-		return "", err
+		return nil, nil, "", err
 	}
-	dir, err := w.openDir(JournalDir, true)
+	dir, err := w.acquireDir(JournalDir, true)
 	if err != nil {
-		return "", fmt.Errorf("journal: %w", err)
+		return nil, nil, "", fmt.Errorf("journal: %w", err)
 	}
-	defer dir.Close()
 	name := JournalName(c.ID, c.Session, ch.Path)
-	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|openNoFollow, 0o644)
-	if err != nil {
-		return "", fmt.Errorf("journal: %w", err)
-	}
-	_, err = f.Write(b)
+	f, err := createIn(dir, name, 0o644, false)
 	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+		if _, err = f.Write(b); err != nil {
+			f.Close()
+			dir.root.Remove(name)
+		}
 	}
 	if err != nil {
-		dir.Remove(name)
-		return "", fmt.Errorf("journal: %w", err)
+		w.releaseDir(dir)
+		return nil, nil, "", fmt.Errorf("journal: %w", err)
 	}
-	return name, nil
+	return dir, f, name, nil
 }
 
 // JournalDone removes the entry of a call's change of rel: its record is in
@@ -88,12 +86,12 @@ func (w *Workspace) JournalDone(callID, session, rel string) {
 }
 
 func (w *Workspace) journalRemove(name string) {
-	dir, err := w.openDir(JournalDir, false)
+	dir, err := w.acquireDir(JournalDir, false)
 	if err != nil {
 		return
 	}
-	defer dir.Close()
-	dir.Remove(name)
+	defer w.releaseDir(dir)
+	dir.root.Remove(name)
 }
 
 // Journal lists the entries left in the journal, with their file names.

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/intentgate/intentgate/internal/fsx"
 )
 
 // Limits past which a path is refused rather than handed to the kernel:
@@ -36,7 +34,9 @@ type Workspace struct {
 	// of absolute paths too.
 	given string
 	root  *os.Root
-	locks string
+	// rootF is the root directory itself, for system calls relative to it.
+	rootF *os.File
+	cache dirCache
 }
 
 // OpenWorkspace opens dir as a workspace.
@@ -60,14 +60,22 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
 	}
-	w := &Workspace{Dir: real, given: abs, root: root,
-		locks: filepath.Join(real, ".orchestration", "locks")}
+	rootF, err := root.Open(".")
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	w := &Workspace{Dir: real, given: abs, root: root, rootF: rootF}
 	w.CleanTemp()
 	return w, nil
 }
 
 // Close releases the workspace's directory handle.
-func (w *Workspace) Close() error { return w.root.Close() }
+func (w *Workspace) Close() error {
+	w.cache.closeAll()
+	w.rootF.Close()
+	return w.root.Close()
+}
 
 // Abs returns the absolute OS path of canonical path rel, for messages and
 // for tools that must hand a path to another program (a command's cwd).
@@ -171,7 +179,36 @@ func (w *Workspace) Canonical(p string) (string, error) {
 	if len(rest) == 0 {
 		return "", invalid(p, "the path names the workspace root, not a file")
 	}
+	if rel, ok, err := w.resolveCached(p, rest); ok {
+		return rel, err
+	}
 	return w.resolve(p, rest)
+}
+
+// resolveCached is resolve for a path whose directory is open in the cache
+// and still what was opened: each of its components is then a plain
+// directory (no symlink), so only the last component needs a look. ok is
+// false when the cache cannot answer (no such directory open, or the last
+// component is a symlink to follow).
+func (w *Workspace) resolveCached(orig string, rest []string) (string, bool, error) {
+	if len(rest) < 2 {
+		return "", false, nil
+	}
+	dir := strings.Join(rest[:len(rest)-1], "/")
+	d := w.cachedDir(dir)
+	if d == nil {
+		return "", false, nil
+	}
+	defer w.releaseDir(d)
+	fi, err := d.root.Lstat(rest[len(rest)-1])
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return "", true, lstatDenial(orig, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return "", false, nil
+	}
+	return dir + "/" + rest[len(rest)-1], true, nil
 }
 
 func (w *Workspace) stripRoot(p string) (string, bool) {
@@ -283,6 +320,16 @@ func isIOError(err error) bool {
 // It returns fs.ErrNotExist for a missing file. Any other failure means a
 // component was swapped since rel was canonicalized (PATH_ESCAPE).
 func (w *Workspace) Stat(rel string) (fs.FileInfo, error) {
+	if dir, name := splitRel(rel); dir != "" {
+		if d := w.cachedDir(dir); d != nil {
+			defer w.releaseDir(d)
+			fi, err := d.root.Lstat(name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, lstatDenial(rel, err)
+			}
+			return fi, err
+		}
+	}
 	fi, err := w.root.Lstat(filepath.FromSlash(rel))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, lstatDenial(rel, err)
@@ -311,6 +358,11 @@ func swapped(p, why string, err error) error {
 // (not a symlink), and the handle opened must be the directory that was
 // checked. With create, missing directories are made.
 func (w *Workspace) openDir(dir string, create bool) (*os.Root, error) {
+	return w.walkDir(dir, create, nil)
+}
+
+// walkDir is openDir telling seen what each component was.
+func (w *Workspace) walkDir(dir string, create bool, seen func(fs.FileInfo)) (*os.Root, error) {
 	cur, err := w.root.OpenRoot(".")
 	if err != nil {
 		return nil, err
@@ -347,6 +399,9 @@ func (w *Workspace) openDir(dir string, create bool) (*os.Root, error) {
 		if err != nil || !os.SameFile(fi, got) {
 			next.Close()
 			return nil, escape(dir, c+" changed while it was being opened")
+		}
+		if seen != nil {
+			seen(fi)
 		}
 		cur = next
 	}
@@ -424,7 +479,7 @@ func readOnce(dir *os.Root, rel, name string) ([]byte, fs.FileInfo, error) {
 	if !got.Mode().IsRegular() {
 		return nil, nil, escape(rel, "the file was replaced while it was being opened")
 	}
-	if n := openedLinks(f); n > 1 {
+	if n := openedLinks(f, got); n > 1 {
 		return nil, nil, escape(rel, fmt.Sprintf("the file has %d hard links; another name for it may be outside the workspace or the scope", n))
 	}
 	b, err := readSized(f, got.Size())
@@ -460,12 +515,12 @@ func readSized(f io.Reader, size int64) ([]byte, error) {
 // ReadFile reads canonical path rel safely.
 func (w *Workspace) ReadFile(rel string) ([]byte, error) {
 	d, name := splitRel(rel)
-	dir, err := w.openDir(d, false)
+	dir, err := w.acquireDir(d, false)
 	if err != nil {
 		return nil, err
 	}
-	defer dir.Close()
-	b, _, err := readIn(dir, rel, name)
+	defer w.releaseDir(dir)
+	b, _, err := readIn(dir.root, rel, name)
 	return b, err
 }
 
@@ -477,10 +532,13 @@ func Hash(b []byte) string {
 
 // LockFile takes the per-file lock for canonical path rel, shared by every
 // process governing this workspace.
-func (w *Workspace) LockFile(rel string) (*fsx.Lock, error) {
+func (w *Workspace) LockFile(rel string) (*FileLock, error) {
 	sum := sha256.Sum256([]byte(rel))
-	return fsx.Acquire(filepath.Join(w.locks, hex.EncodeToString(sum[:12])+".lock"))
+	return w.lockIn(hex.EncodeToString(sum[:12]) + ".lock")
 }
+
+// LocksDir holds the per-file lock files, relative to the workspace.
+const LocksDir = ".orchestration/locks"
 
 // Edit replaces canonical path rel with what fn makes of its current content,
 // under the per-file lock. Right before the atomic rename it re-checks c's
@@ -496,11 +554,17 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 	defer lock.Release()
 
 	d, name := splitRel(rel)
-	dir, err := w.openDir(d, true)
+	dref, err := w.acquireDir(d, true)
 	if err != nil {
 		return ch, err
 	}
-	defer dir.Close()
+	held := true
+	defer func() {
+		if held {
+			w.releaseDir(dref)
+		}
+	}()
+	dir := dref.root
 
 	perm := fs.FileMode(0o644)
 	before, fi, err := readIn(dir, rel, name)
@@ -537,83 +601,98 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 	// never in the user's tree: a crash leaves nothing there, and the next
 	// open clears what it left. A directory on another file system (a
 	// mount inside the workspace) gets the temp file beside the target.
-	tmpDir, err := w.openTempDir()
+	tmpDir, err := w.acquireDir(TempDir, true)
 	if err != nil {
 		return ch, err
 	}
-	defer tmpDir.Close()
+	defer w.releaseDir(tmpDir)
 	// The change is journaled before it happens, so that a crash between
 	// the rename and the ledger record leaves a trace of it. The entry and
-	// the new content are synced at the same time: a journaling file system
-	// commits both fsyncs together, so the write waits for one sync, not
-	// two. An entry whose rename never happened is dropped on recovery.
-	type begun struct {
-		name string
-		err  error
-	}
-	journaled := make(chan begun, 1)
-	go func() {
-		name, err := w.journalBegin(c, &ch)
-		journaled <- begun{name, err}
-	}()
-	tmp, err := writeTemp(tmpDir, name, after, perm)
-	j := <-journaled
-	if err != nil || j.err != nil {
-		if err == nil {
-			tmpDir.Remove(tmp)
-			err = j.err
-		}
-		if j.err == nil {
-			w.journalRemove(j.name)
-		}
+	// the new content are both written first and then synced together
+	// (syncTogether): a journaling file system commits them in one
+	// transaction, so the write waits for the disk once, not twice. An
+	// entry whose rename never happened is dropped on recovery.
+	jdir, jf, jname, err := w.journalWrite(c, &ch)
+	if err != nil {
 		return ch, err
 	}
-	jname := j.name
+	defer w.releaseDir(jdir)
+	tmp, tf, err := writeTemp(tmpDir, name, after, perm)
+	if err == nil {
+		err = syncTogether(jf, tf)
+	} else {
+		jf.Close()
+	}
+	if err != nil {
+		if tmp != "" {
+			tmpDir.root.Remove(tmp)
+		}
+		jdir.root.Remove(jname)
+		return ch, err
+	}
 	// The hash lock's second look, as late as possible: the temp file is
 	// ready, only the rename remains.
 	if err := checkExpect(c, dir, rel, name, fi); err != nil {
-		tmpDir.Remove(tmp)
-		w.journalRemove(jname)
+		tmpDir.root.Remove(tmp)
+		jdir.root.Remove(jname)
 		return ch, err
 	}
 	CrashPoint("crash-before-rename")
-	err = renameAt(tmpDir, tmp, dir, name)
+	err = renameAt(tmpDir, tmp, dref, name)
 	if errors.Is(err, errCrossDevice) {
-		tmpDir.Remove(tmp)
-		if tmp, err = writeTemp(dir, name, after, perm); err != nil {
+		tmpDir.root.Remove(tmp)
+		if tmp, err = writeTempSynced(dref, name, after, perm); err != nil {
+			jdir.root.Remove(jname)
 			return ch, err
 		}
 		if err = dir.Rename(tmp, name); err != nil {
 			dir.Remove(tmp)
 		}
 	} else if err != nil {
-		tmpDir.Remove(tmp)
+		tmpDir.root.Remove(tmp)
 	}
 	if err != nil {
-		w.journalRemove(jname)
+		jdir.root.Remove(jname)
 		return ch, err
 	}
 	CrashPoint("crash-after-rename")
 	// Under Dispatch the directory's fsync waits for the ledger's, to run
 	// with it (Call.SyncPending): the journal entry, durable before the
-	// rename, covers a crash in between.
-	df, err := dir.Open(".")
-	if err != nil {
-		return ch, err
-	}
-	if err := c.syncLater(df); err != nil {
+	// rename, covers a crash in between. The call keeps the directory
+	// until then.
+	held = false
+	if err := c.syncLater(dref.f, func() { w.releaseDir(dref) }); err != nil {
 		return ch, err
 	}
 	return ch, nil
 }
 
+// syncTogether fsyncs a and b at the same time, having started both
+// writebacks first, and closes them. Both files are written before either
+// sync begins, so the journal transaction the first sync commits holds
+// both: on ext4 the second sync finds its transaction committed or being
+// committed, and the two cost one round of the disk.
+func syncTogether(a, b *os.File) error {
+	startWriteback(a)
+	startWriteback(b)
+	errA := make(chan error, 1)
+	go func() { errA <- a.Sync() }()
+	eb := b.Sync()
+	ea := <-errA
+	if err := a.Close(); ea == nil {
+		ea = err
+	}
+	if err := b.Close(); eb == nil {
+		eb = err
+	}
+	if ea != nil {
+		return ea
+	}
+	return eb
+}
+
 // TempDir is where the workspace's temporary files live, relative to it.
 const TempDir = ".orchestration/tmp"
-
-// openTempDir opens (making it) the temp directory through verified handles.
-func (w *Workspace) openTempDir() (*os.Root, error) {
-	return w.openDir(TempDir, true)
-}
 
 // CleanTemp removes the temporary files that processes which are gone left
 // in TempDir (a crash between writing the new content and the rename). It is
@@ -684,10 +763,12 @@ func staleDenial(c *Call, rel, want, actual string) error {
 	return d
 }
 
-func writeTemp(dir *os.Root, name string, data []byte, perm fs.FileMode) (string, error) {
+// writeTemp writes data to a new temp file for name in dir and returns its
+// name and the file, open and not synced yet (syncTogether syncs it).
+func writeTemp(dir *dirRef, name string, data []byte, perm fs.FileMode) (string, *os.File, error) {
 	var rnd [6]byte
 	if _, err := readRandom(rnd[:]); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	// The process id lets CleanTemp tell an abandoned file from one a live
 	// process is about to rename.
@@ -695,22 +776,34 @@ func writeTemp(dir *os.Root, name string, data []byte, perm fs.FileMode) (string
 	if len(tmp) > maxNameLen {
 		tmp = ".intentgate-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:])
 	}
-	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoFollow, perm)
+	f, err := createIn(dir, tmp, perm, true)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	_, err = f.Write(data)
 	if err == nil {
 		err = f.Chmod(perm)
 	}
-	if err == nil {
-		err = f.Sync()
+	if err != nil {
+		f.Close()
+		dir.root.Remove(tmp)
+		return "", nil, err
 	}
+	return tmp, f, nil
+}
+
+// writeTempSynced is writeTemp with the file synced and closed.
+func writeTempSynced(dir *dirRef, name string, data []byte, perm fs.FileMode) (string, error) {
+	tmp, f, err := writeTemp(dir, name, data, perm)
+	if err != nil {
+		return "", err
+	}
+	err = f.Sync()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		dir.Remove(tmp)
+		dir.root.Remove(tmp)
 		return "", err
 	}
 	return tmp, nil

@@ -5,6 +5,7 @@ package engine
 import (
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"strconv"
@@ -14,6 +15,10 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// keepDirsOpen: directories stay open between calls (dirRef); a handle
+// held open does not keep anyone from removing or renaming them here.
+const keepDirsOpen = true
 
 // O_NOFOLLOW refuses a symlink swapped in after the Lstat; O_NONBLOCK keeps
 // an open of a FIFO swapped in from hanging (the fstat check then refuses it).
@@ -26,14 +31,9 @@ func linkCount(fi fs.FileInfo) uint64 {
 	return 1
 }
 
-// openedLinks is the link count of an opened file; on Unix the Lstat data
-// already had it.
-func openedLinks(f *os.File) uint64 {
-	if fi, err := f.Stat(); err == nil {
-		return linkCount(fi)
-	}
-	return 2
-}
+// openedLinks is the link count of an opened file, whose fstat gave fi; on
+// Unix fi already has it.
+func openedLinks(_ *os.File, fi fs.FileInfo) uint64 { return linkCount(fi) }
 
 // A backslash is a legal byte in a Unix name, but the same input means a
 // separator on Windows: refuse it rather than let two layers disagree.
@@ -70,21 +70,52 @@ var errCrossDevice = syscall.EXDEV
 // renameAt moves from in fromDir to to in toDir through the directories'
 // handles, so that no path is resolved again between the checks and the
 // rename.
-func renameAt(fromDir *os.Root, from string, toDir *os.Root, to string) error {
-	ff, err := fromDir.Open(".")
-	if err != nil {
-		return err
-	}
-	defer ff.Close()
-	tf, err := toDir.Open(".")
-	if err != nil {
-		return err
-	}
-	defer tf.Close()
-	if err := unix.Renameat(int(ff.Fd()), from, int(tf.Fd()), to); err != nil {
+func renameAt(fromDir *dirRef, from string, toDir *dirRef, to string) error {
+	if err := unix.Renameat(int(fromDir.f.Fd()), from, int(toDir.f.Fd()), to); err != nil {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
 	}
 	return nil
+}
+
+// sameDirs reports whether each of prefixes (canonical paths, from the top)
+// is still the plain directory ids says it was: one fstatat each, relative
+// to the workspace root, not following a final symlink.
+func (w *Workspace) sameDirs(prefixes []string, ids []fs.FileInfo) bool {
+	fd := int(w.rootF.Fd())
+	var st unix.Stat_t
+	for i, p := range prefixes {
+		if unix.Fstatat(fd, p, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return false
+		}
+		was, ok := ids[i].Sys().(*syscall.Stat_t)
+		if !ok || uint64(was.Dev) != uint64(st.Dev) || uint64(was.Ino) != uint64(st.Ino) {
+			return false
+		}
+	}
+	return true
+}
+
+// createIn makes the file name in d, not following a symlink, with mode
+// perm (O_EXCL for excl, truncating otherwise). A plain openat: none of the
+// poller set-up an os.File opened by name gets.
+func createIn(d *dirRef, name string, perm fs.FileMode, excl bool) (*os.File, error) {
+	flags := unix.O_WRONLY | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	if excl {
+		flags |= unix.O_EXCL
+	} else {
+		// A FIFO put in the file's place must fail the open, not hang it.
+		flags |= unix.O_TRUNC | unix.O_NONBLOCK
+	}
+	for {
+		fd, err := unix.Openat(int(d.f.Fd()), name, flags, uint32(perm))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		}
+		return os.NewFile(uintptr(fd), name), nil
+	}
 }
 
 // tempAbandoned reports whether the temp file name was left by a process
@@ -117,4 +148,51 @@ func CrashPoint(name string) {
 
 func processGone(pid int, _ time.Time) bool {
 	return pid <= 0 || errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// FileLock is a held per-file lock (Workspace.LockFile).
+type FileLock struct{ fd int }
+
+// lockIn takes the exclusive lock on the lock file name in LocksDir, made if
+// missing, opened through the verified handle of the directory.
+func (w *Workspace) lockIn(name string) (*FileLock, error) {
+	d, err := w.acquireDir(LocksDir, true)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	defer w.releaseDir(d)
+	var fd int
+	for {
+		fd, err = unix.Openat(int(d.f.Fd()), name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	for {
+		err = unix.Flock(fd, unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	return &FileLock{fd: fd}, nil
+}
+
+// Release gives the lock up. Releasing a nil or released lock is a no-op.
+func (l *FileLock) Release() error {
+	if l == nil || l.fd < 0 {
+		return nil
+	}
+	err := unix.Flock(l.fd, unix.LOCK_UN)
+	if cerr := unix.Close(l.fd); err == nil {
+		err = cerr
+	}
+	l.fd = -1
+	return err
 }

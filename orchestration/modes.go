@@ -462,7 +462,10 @@ func (s *ModeStore) Current() (*ModeSet, error) {
 	data, err := os.ReadFile(s.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		s.good, s.problem, s.read = BuiltinModes(), nil, false
+		if s.good == nil || s.read {
+			s.good = BuiltinModes() // built once while the file stays missing
+		}
+		s.problem, s.read = nil, false
 		return s.good, nil
 	case err != nil:
 		s.problem = fmt.Errorf("modes file %s: %w", s.path, err)

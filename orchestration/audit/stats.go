@@ -312,10 +312,22 @@ func ComputeStats(ledger string, progress func(read int64)) (*Stats, error) {
 	return s.stats(), nil
 }
 
+// statsChunkSize is the bytes per chunk a count reads. Stats does little
+// per byte, so where the bytes are matters: with the 2*workers+2 chunks in
+// flight this small, the chunk the kernel just copied into is still in the
+// CPU's cache when a worker reads it, and the buffers are reused before
+// they leave it. With the pipeline's default (4 MiB) both the copy and the
+// read went to memory: on a 1M-record ledger that was a third more system
+// time and 20 MB more RSS, for no gain in user time.
+const statsChunkSize = 256 << 10
+
 // count adds the whole lines of the ledger from byte from on, and returns
 // the offset just past the last of them and how many there were.
 func (s *statState) count(ledger string, from int64, chunk int, progress func(read int64)) (end int64, n int, err error) {
 	workers := runtime.GOMAXPROCS(0)
+	if chunk <= 0 {
+		chunk = statsChunkSize
+	}
 	ws := make([]statWorker, workers)
 	for i := range ws {
 		ws[i] = statWorker{intents: newStatAcc(), models: newStatAcc(), tools: newStatAcc(), paths: map[string]int32{}}

@@ -16,18 +16,27 @@ import (
 // through ParseRecord and EntryOf, one at a time.
 func statsByEntries(t testing.TB, path string) *Stats {
 	t.Helper()
-	s := &Stats{}
-	intents, models, tools := statTable{}, statTable{}, statTable{}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n, full := range bytes.SplitAfter(data, []byte{'\n'}) {
+	var lines [][]byte
+	for _, full := range bytes.SplitAfter(data, []byte{'\n'}) {
 		if len(full) == 0 || full[len(full)-1] != '\n' {
 			continue // a torn tail
 		}
+		lines = append(lines, trimCR(full[:len(full)-1]))
+	}
+	return statsByLines(lines)
+}
+
+// statsByLines counts lines (without their newlines) the plain way.
+func statsByLines(lines [][]byte) *Stats {
+	s := &Stats{}
+	intents, models, tools := statTable{}, statTable{}, statTable{}
+	for n, line := range lines {
 		s.Lines++
-		rec, err := orchestration.ParseRecord(trimCR(full[:len(full)-1]))
+		rec, err := orchestration.ParseRecord(line)
 		if err != nil {
 			s.Unparsable++
 			continue

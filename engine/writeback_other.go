@@ -1,0 +1,9 @@
+//go:build !linux
+
+package engine
+
+import "os"
+
+// startWriteback has no portable form; the fsyncs of syncTogether still run
+// at the same time.
+func startWriteback(*os.File) {}
