@@ -16,8 +16,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/uuid"
 	"github.com/intentgate/intentgate/internal/fsx"
+	"github.com/intentgate/intentgate/internal/uuid"
 )
 
 // LedgerName is the ledger's file name in .orchestration/.

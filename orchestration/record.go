@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
+	"github.com/intentgate/intentgate/internal/uuid"
 )
 
 // A ledger record is an Agent Trace 0.1.0 trace record (agent-trace.dev). What

@@ -87,6 +87,26 @@ func TestLinksNoHeavyPackage(t *testing.T) {
 	}
 }
 
+// On Linux the lean hook program is a static executable even where cgo is
+// on: it links neither package net (google/uuid brings it, for version 1
+// node IDs; the daemon client dialed through it) nor anything else that
+// needs cgo. A dynamically linked executable starts about a fifth slower
+// (the dynamic loader, libc's thread start, glibc reading /proc/self/maps).
+func TestLinksNoCgo(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", ".")
+	cmd.Env = append(os.Environ(), "GOOS=linux", "CGO_ENABLED=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps (GOOS=linux CGO_ENABLED=1): %v", err)
+	}
+	for _, d := range strings.Fields(string(out)) {
+		switch d {
+		case "net", "runtime/cgo", "os/user", "plugin", "github.com/google/uuid":
+			t.Errorf("intentgate-hook links %s, which makes it a cgo executable; find the import with: go list -deps -f '{{.ImportPath}}: {{.Imports}}' ./cmd/intentgate-hook | grep -w %s", d, d)
+		}
+	}
+}
+
 var (
 	buildOnce        sync.Once
 	fullBin, leanBin string
@@ -196,16 +216,11 @@ func replay(t *testing.T, bin string, args []string, agent, dir, ws string, even
 			t.Fatal(err)
 		}
 	}
-	anchors := t.TempDir() // a fresh ledger anchor per run: the ledger is new each time
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "INTENTGATE_") || strings.HasSuffix(k, "_PROJECT_DIR") || strings.HasPrefix(k, "GIT_") {
-			continue
-		}
-		env = append(env, kv)
+	// A fresh ledger anchor per run: the ledger is new each time.
+	if err := os.RemoveAll(ws + ".anchors"); err != nil {
+		t.Fatal(err)
 	}
-	env = append(env, "INTENTGATE_NO_DAEMON=1", orchestration.AnchorDirEnv+"="+anchors)
+	env := hookEnv(ws)
 	var o outcome
 	for _, name := range events {
 		raw, err := os.ReadFile(filepath.Join(dir, name))
@@ -264,6 +279,21 @@ func replay(t *testing.T, bin string, args []string, agent, dir, ws string, even
 		return nil
 	})
 	return o
+}
+
+// hookEnv is the environment replay runs the hook programs in for the
+// workspace ws: no daemon, the ledger anchors beside ws, and none of the
+// caller's intentgate, git or agent project settings.
+func hookEnv(ws string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "INTENTGATE_") || strings.HasSuffix(k, "_PROJECT_DIR") || strings.HasPrefix(k, "GIT_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "INTENTGATE_NO_DAEMON=1", orchestration.AnchorDirEnv+"="+ws+".anchors")
 }
 
 // stable drops what differs between two runs of the same events: record
@@ -353,4 +383,80 @@ func TestAnswersLikeIntentgateHook(t *testing.T) {
 			t.Logf("%d events, %d records", len(events), len(a.records))
 		})
 	}
+}
+
+// A read-only event takes no lock and writes nothing: after a session has
+// selected its intent, the pre-events of a read leave every file and
+// directory under .orchestration/ as it was (names, modes, sizes, times),
+// in intentgate-hook as in intentgate hook. (A read in a workspace whose
+// ledger was deleted still gets an empty ledger back: the ledger is opened
+// with O_CREAT.)
+func TestReadEventLeavesNothing(t *testing.T) {
+	full, lean := binaries(t)
+	dir := "../intentgate/testdata/captured"
+	setup := []string{"01-SessionStart.json", "02-UserPromptSubmit.json"}
+	reads := map[string][]string{
+		"claude-code": {"claude-code/2.1.331/04-PreToolUse-Read.json"},
+		"gemini":      {"gemini/0.61.0/03-BeforeTool-read_file.json"},
+		"codex":       {"codex/0.169.0/03-PreToolUse-Bash.json"}, // cat src/a.txt
+	}
+	versions := map[string]string{"claude-code": "claude-code/2.1.331", "gemini": "gemini/0.61.0", "codex": "codex/0.169.0"}
+	for agent, events := range reads {
+		for _, bin := range []string{lean, full} {
+			var args []string
+			if bin == full {
+				args = []string{"hook"}
+			}
+			ws := filepath.Join(t.TempDir(), "project")
+			first := setup
+			if agent == "gemini" {
+				first = []string{"01-SessionStart.json", "02-BeforeAgent.json"}
+			}
+			replay(t, bin, args, agent, filepath.Join(dir, versions[agent]), ws, first)
+			before := listing(t, filepath.Join(ws, ".orchestration"))
+			if !strings.Contains(before, "sessions/") {
+				t.Fatalf("%s %s: the setup events left no session:\n%s", bin, agent, before)
+			}
+			for _, ev := range events {
+				raw, err := os.ReadFile(filepath.Join(dir, ev))
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw = bytes.ReplaceAll(raw, []byte(placeholder), []byte(ws))
+				cmd := exec.Command(bin, append(slices.Clone(args), agent)...)
+				cmd.Env = hookEnv(ws)
+				cmd.Stdin = bytes.NewReader(raw)
+				out, err := cmd.CombinedOutput()
+				if err != nil || bytes.Contains(out, []byte("deny")) {
+					t.Fatalf("%s %s %s: %v\n%s", bin, agent, ev, err, out)
+				}
+			}
+			if after := listing(t, filepath.Join(ws, ".orchestration")); after != before {
+				t.Errorf("%s %s: a read changed .orchestration/:\nbefore:\n%s\nafter:\n%s", filepath.Base(bin), agent, before, after)
+			}
+		}
+	}
+}
+
+// listing is every entry under dir with its size, modification time and
+// inode (where the system has one).
+func listing(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(&b, "%s %v %d %d\n", filepath.ToSlash(rel), fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

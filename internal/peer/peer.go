@@ -9,11 +9,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/intentgate/intentgate/internal/peer/kernel"
 )
 
 // ErrUnsupported is returned where the kernel cannot be asked; callers then
 // rely on the socket file's permissions alone.
-var ErrUnsupported = errors.New("peer credentials are not available on this system")
+var ErrUnsupported = kernel.ErrUnsupported
+
+// CanAsk: the kernel gives the credentials of a Unix socket's peer.
+const CanAsk = kernel.CanAsk
 
 // ErrConfined is returned, wrapped, for a peer that runs in another PID
 // namespace than this process: on Linux every command intentgate runs for an
@@ -28,10 +33,7 @@ var ErrConfined = errors.New("the connecting process runs in another PID namespa
 var ErrOrphan = errors.New("no process holds the client end of the connection any more")
 
 // Cred is the process at the other end of a connection.
-type Cred struct {
-	UID int
-	PID int // 0 when the kernel does not say
-}
+type Cred = kernel.Cred
 
 // Of returns the credentials of the process connected through c, which must
 // be a *net.UnixConn. It fails with ErrConfined when that process runs in
@@ -56,7 +58,28 @@ func Unix(c net.Conn) (Cred, error) {
 	if !ok {
 		return Cred{}, errors.New("not a unix socket")
 	}
-	return of(uc)
+	if !CanAsk {
+		return Cred{}, ErrUnsupported
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return Cred{}, err
+	}
+	var cr Cred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) { cr, cerr = kernel.FD(fd) }); err != nil {
+		return Cred{}, err
+	}
+	return cr, cerr
+}
+
+// SameExecutable fails unless process pid runs this process's executable.
+func SameExecutable(pid int) error { return kernel.SameExecutable(pid) }
+
+// SameExecutableAs fails unless process pid runs this process's executable
+// or one of the files at paths.
+func SameExecutableAs(pid int, paths ...string) error {
+	return kernel.SameExecutableAs(pid, paths...)
 }
 
 // CheckNamespace fails with ErrConfined when the process pid runs in another

@@ -1,7 +1,9 @@
 // Package hookclient is the hook process's side of the daemon's socket
 // (package daemon serves it): it offers an event to the daemon serving the
 // workspace, when one runs there. It speaks the little HTTP/1.0 the socket
-// needs itself, so that a hook process links no HTTP library.
+// needs itself, and dials the socket with system calls of its own, so that
+// a hook process links neither an HTTP library nor package net (which would
+// make it a dynamically linked cgo executable, slower to start).
 package hookclient
 
 import (
@@ -13,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -23,7 +24,7 @@ import (
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/internal/adapter"
-	"github.com/intentgate/intentgate/internal/peer"
+	"github.com/intentgate/intentgate/internal/peer/kernel"
 	"github.com/intentgate/intentgate/orchestration"
 )
 
@@ -46,7 +47,7 @@ const isWindows = runtime.GOOS == "windows"
 // CanVerifyPeer: the kernel says who listens on a socket. Where it cannot,
 // the hook never uses the socket and the daemon makes none unless told to;
 // the daemon's HTTP hooks still work.
-const CanVerifyPeer = peer.CanAsk
+const CanVerifyPeer = kernel.CanAsk
 
 // errNotOurs marks a socket that something other than an intentgate daemon
 // of this installation answers: a command may have put it there to answer
@@ -124,7 +125,7 @@ const maxAnswerBytes = 2 * adapter.MaxEventBytes
 
 // exchange posts the event and reads the answer: status code, status line
 // and body.
-func exchange(c net.Conn, agent, dir string, raw []byte) (int, string, []byte, error) {
+func exchange(c io.ReadWriter, agent, dir string, raw []byte) (int, string, []byte, error) {
 	var req bytes.Buffer
 	fmt.Fprintf(&req, "POST /v1/hook/%s HTTP/1.0\r\nHost: intentgate\r\n%s: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
 		agent, DirHeader, dir, len(raw))
@@ -233,29 +234,30 @@ func midEvent(errw io.Writer, agent, sock string, raw []byte, err error) adapter
 	return adapter.Reply{Message: "intentgate: " + why + "; `intentgate trace verify` shows whether its change was recorded"}
 }
 
+// conn is a connection to the daemon's socket.
+type conn interface {
+	io.ReadWriteCloser
+	SetDeadline(time.Time) error
+}
+
 // dialDaemon connects to the socket and checks that the process answering
 // runs this intentgate installation, as this user.
-func dialDaemon(ctx context.Context, sock string) (net.Conn, error) {
-	d := net.Dialer{Timeout: time.Second}
-	c, err := d.DialContext(ctx, "unix", sock)
+func dialDaemon(ctx context.Context, sock string) (conn, error) {
+	f, cr, err := dialUnix(ctx, sock, time.Second)
 	if err != nil {
 		return nil, err
 	}
-	if err := verifyPeer(c); err != nil {
-		c.Close()
+	if err := verifyPeer(cr); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("%w: %v", errNotOurs, err)
 	}
-	return c, nil
+	return f, nil
 }
 
 // verifyPeer checks, through the kernel's record of who listens on the
-// socket, that it is this user running this executable or the intentgate
-// executable beside it.
-func verifyPeer(c net.Conn) error {
-	cr, err := peer.Unix(c)
-	if err != nil {
-		return err
-	}
+// socket (cr), that it is this user running this executable or the
+// intentgate executable beside it.
+func verifyPeer(cr kernel.Cred) error {
 	if cr.UID != os.Geteuid() {
 		return fmt.Errorf("the socket's process runs as uid %d", cr.UID)
 	}
@@ -267,5 +269,5 @@ func verifyPeer(c net.Conn) error {
 		}
 		beside = append(beside, filepath.Join(filepath.Dir(exe), name))
 	}
-	return peer.SameExecutableAs(cr.PID, beside...)
+	return kernel.SameExecutableAs(cr.PID, beside...)
 }

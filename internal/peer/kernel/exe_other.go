@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package peer
+package kernel
 
 import (
 	"errors"

@@ -1,10 +1,9 @@
 //go:build !linux && !darwin
 
-package peer
-
-import "net"
+package kernel
 
 // CanAsk: the kernel gives the credentials of a Unix socket's peer.
 const CanAsk = false
 
-func of(*net.UnixConn) (Cred, error) { return Cred{}, ErrUnsupported }
+// FD cannot ask here.
+func FD(uintptr) (Cred, error) { return Cred{}, ErrUnsupported }

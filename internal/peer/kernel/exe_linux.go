@@ -1,6 +1,6 @@
 //go:build linux
 
-package peer
+package kernel
 
 import (
 	"errors"

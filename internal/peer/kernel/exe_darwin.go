@@ -1,6 +1,6 @@
 //go:build darwin
 
-package peer
+package kernel
 
 import (
 	"bytes"
