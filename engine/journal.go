@@ -117,6 +117,9 @@ func ReadJournal(dir string) (map[string]JournalEntry, error) {
 			continue
 		}
 		b, err := os.ReadFile(dir + string(os.PathSeparator) + de.Name())
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // recorded and removed by its writer since the listing
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -130,5 +131,64 @@ func checkMapIsLedgers(t *testing.T, e *atkEnv, round int) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("round %d: intent_map.md is not what the ledger renders:\n%s\nwant\n%s", round, got, want)
+	}
+}
+
+// TestDispatchTerminatedWritesItsBatch stops a dispatch process that waits
+// for its next call with SIGTERM (and then one with SIGINT), right after a
+// read: it must exit at once (it used to wait for its input to end), with
+// 128+signal, having written the read hash it batched, so that a new process
+// of the same session may write the file it read without reading it again.
+func TestDispatchTerminatedWritesItsBatch(t *testing.T) {
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGTERM, 143}, {syscall.SIGINT, 130}} {
+		e := newAtkEnv(t, atkOpts{})
+		e.write("src/a.txt", "start\n")
+		cmd := exec.Command(atkBin, "dispatch", "--workspace", e.ws, "--agent", "term-test", "--model", "test/model")
+		cmd.Env = e.gitEnv()
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stdin.Close()
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		answers := bufio.NewReader(stdout)
+		for _, call := range []map[string]any{
+			{"id": "sel", "session": "s", "tool": "select_active_intent", "args": map[string]any{"intent_id": "INT-001"}},
+			{"id": "read", "session": "s", "tool": "read_file", "args": map[string]any{"path": "src/a.txt"}},
+		} {
+			line, _ := json.Marshal(call)
+			stdin.Write(append(line, '\n'))
+			ans, err := answers.ReadBytes('\n')
+			if err != nil || !bytes.Contains(ans, []byte(`"ok":true`)) {
+				t.Fatalf("%v: %s: %q, %v", c.sig, call["id"], ans, err)
+			}
+		}
+		cmd.Process.Signal(c.sig)
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != c.code {
+				t.Fatalf("%v: dispatch ended with %v, want exit status %d", c.sig, err, c.code)
+			}
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("%v: dispatch still waits for its input 20 s after the signal", c.sig)
+		}
+		p := e.start()
+		if res := p.send("write_to_file", map[string]any{"path": "src/a.txt", "content": "after the read\n"}); !res.OK {
+			t.Fatalf("%v: the read before the signal was lost: %s", c.sig, atkDescribe(res))
+		}
+		p.close()
 	}
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/intentgate/intentgate/internal/dispatch"
 	"github.com/intentgate/intentgate/internal/gate"
@@ -64,8 +66,8 @@ func runDispatch(ctx context.Context, o *dispatchOptions, in io.Reader, out, err
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	root, err := gate.Find(o.workspace)
 	if err != nil {
 		return err
@@ -75,5 +77,30 @@ func runDispatch(ctx context.Context, o *dispatchOptions, in io.Reader, out, err
 		return err
 	}
 	defer rt.Close()
+	// Interrupted or terminated (a process manager stopping it), dispatch
+	// writes the derived state it batches (the intent map, the sessions'
+	// read hashes) and exits at once, even while it waits for a call on
+	// its input: a call in flight ends as a crash would, which the journal
+	// covers.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case sig := <-sigs:
+			cancel()
+			if err := rt.FlushDerived(); err != nil {
+				fmt.Fprintf(errw, "intentgate: dispatch: %v\n", err)
+			}
+			code := 130
+			if sig == syscall.SIGTERM {
+				code = 143
+			}
+			os.Exit(code)
+		case <-done:
+		}
+	}()
 	return dispatch.Serve(ctx, rt, dispatch.Options{Agent: o.agent, Model: o.model, Problems: errw}, in, out)
 }
