@@ -115,6 +115,18 @@ func startDispatch(t *testing.T, ws, id string) *session {
 	return s
 }
 
+// close ends the dispatch process (its input closed) and waits for it: a
+// process that serves calls writes the derived state it batches (usage
+// counters, read hashes, the intent map) at least every 200 ms and when it
+// ends, so what another command shows of a live session may lag that much.
+func (s *session) close() {
+	s.t.Helper()
+	s.in.Close()
+	if err := s.cmd.Wait(); err != nil {
+		s.t.Fatalf("dispatch: %v", err)
+	}
+}
+
 type result struct {
 	ID     string `json:"id"`
 	OK     bool   `json:"ok"`

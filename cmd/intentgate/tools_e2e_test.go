@@ -215,6 +215,7 @@ func TestDispatchDrivesEveryTool(t *testing.T) {
 		t.Errorf("execute_command in architect mode: %+v", r)
 	}
 
+	s.close()
 	out, err := exec.Command(e2eBinary(t), "session", "show", "every-tool", "-w", ws).CombinedOutput()
 	if err != nil {
 		t.Fatalf("session show: %v\n%s", err, out)

@@ -23,6 +23,8 @@ func TestToolUsageAnalytics(t *testing.T) {
 	}
 	s2 := startDispatch(t, ws, "usage-2")
 	toolsOK(t, s2, "read_file", map[string]any{"path": "src/a.txt"})
+	s.close()
+	s2.close()
 
 	out, code := runIG(t, "session", "show", "usage", "-w", ws)
 	if code != 0 {
