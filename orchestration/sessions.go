@@ -505,12 +505,7 @@ func (s *SessionStore) UpdateDerived(id string, fn func(*Session) error) (*Sessi
 	if err := fn(sess); err != nil {
 		return nil, err
 	}
-	now := time.Now().UTC()
-	sess.ID = id
-	if sess.Created.IsZero() {
-		sess.Created = now
-	}
-	sess.Updated = now
+	stampSession(sess, id)
 	p := s.pending[id]
 	if p == nil {
 		if s.pending == nil {
@@ -618,12 +613,7 @@ func (s *SessionStore) updateLocked(id string, fn func(*Session) error, refusing
 	if err := fn(sess); err != nil {
 		return nil, err
 	}
-	now := time.Now().UTC()
-	sess.ID = id
-	if sess.Created.IsZero() {
-		sess.Created = now
-	}
-	sess.Updated = now
+	stampSession(sess, id)
 	data, err := json.Marshal(sess)
 	if err != nil {
 		return nil, fmt.Errorf("save session %q: %w", id, err)
@@ -708,4 +698,15 @@ func (s *SessionStore) List() ([]*Session, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, errors.Join(errs...)
+}
+
+// stampSession names sess id and marks it updated now (and created, the
+// first time).
+func stampSession(sess *Session, id string) {
+	now := time.Now().UTC()
+	sess.ID = id
+	if sess.Created.IsZero() {
+		sess.Created = now
+	}
+	sess.Updated = now
 }
