@@ -4,16 +4,32 @@ package kernel
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 )
 
-// sameAsOneOf fails unless pf is the file at one of paths.
-func sameAsOneOf(pf fs.FileInfo, paths []string) error {
+var errOtherExecutable = errors.New("the socket's process runs another executable")
+
+// SameExecutable fails unless process pid runs this process's executable.
+func SameExecutable(pid int) error { return SameExecutableAs(pid) }
+
+// SameExecutableAs fails unless process pid runs this process's executable
+// or one of the files at paths.
+func SameExecutableAs(pid int, paths ...string) error {
+	pf, err := procExe(pid)
+	if err != nil {
+		return err
+	}
+	sf, err := selfExe()
+	if err != nil {
+		return err
+	}
+	if os.SameFile(pf, sf) {
+		return nil
+	}
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err == nil && os.SameFile(pf, fi) {
 			return nil
 		}
 	}
-	return errors.New("the socket's process runs another executable")
+	return errOtherExecutable
 }
