@@ -36,7 +36,8 @@ one), so the intent a client selects holds for that client only. A fresh
 session lives in this process: the files it read and its usage counters are
 written to .orchestration/sessions/ with its next intent selection and when
 the connection ends, so a read writes nothing. A session named by --session
-is written on every call, for the other processes that share it. A client
+is written as dispatch writes its sessions (within 200 ms of a call, and at
+the end), for the other processes that share it. A client
 may send calls without waiting for the answers: they run in the order sent.
 A refusal is a tool result with isError set whose text is the denial JSON, e.g.
   {"error":"SCOPE_VIOLATION","tool":"write_to_file","path":"docs/a.md",...}
