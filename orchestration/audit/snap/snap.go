@@ -16,6 +16,7 @@
 package snap
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -144,9 +145,9 @@ func WriteHashed(indexDir, sha string, content []byte) error {
 // name needs no temporary file and rename to keep readers from a half
 // written one, since Read takes only a file of exactly the length its count
 // gives, and a half written one (a crash, a reader too early) reads as
-// missing. A file already there with the length b has (the same content,
-// snapshotted before, since the name is its hash) is kept; one of another
-// length, left by a crash, is replaced atomically.
+// missing. A file already there holding exactly b (the same content,
+// snapshotted before, since the name is its hash) is kept; any other, left
+// by a crash, is replaced atomically.
 func writeNew(p string, b []byte) error {
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|fsx.NoFollow, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -157,7 +158,12 @@ func writeNew(p string, b []byte) error {
 	}
 	if errors.Is(err, fs.ErrExist) {
 		if fi, serr := os.Lstat(p); serr == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(b)) {
-			return nil
+			// A crash may leave the right length with other bytes
+			// (blocks never written): compare, which is rare and cheap
+			// (8 bytes a line), rather than trust the length.
+			if old, rerr := os.ReadFile(p); rerr == nil && bytes.Equal(old, b) {
+				return nil
+			}
 		}
 		return WriteAtomic(p, b)
 	}

@@ -90,6 +90,20 @@ func TestWriteRepairsATornSnapshot(t *testing.T) {
 			t.Fatalf("after a snapshot cut to %d bytes, Write left %x, want %x", cut, got, whole)
 		}
 	}
+	// A crash can leave the whole length with blocks never written
+	// (zeros): it does not read as whole, and Write replaces it.
+	if err := os.WriteFile(p, make([]byte, len(whole)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := Read(dir, sha); ok {
+		t.Fatal("a zero-filled snapshot reads as whole")
+	}
+	if err := Write(dir, sha, content); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != string(whole) {
+		t.Fatalf("after a zero-filled snapshot, Write left %x, want %x", got, whole)
+	}
 	// A whole one is not written again (its modification time stays).
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
 	if err := os.Chtimes(p, old, old); err != nil {
