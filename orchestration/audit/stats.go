@@ -77,12 +77,14 @@ func (t statTable) rows() []StatRow {
 	return out
 }
 
-// statRec is what a row counts of one record.
+// statRec is what the rows count of one record: its keys, and what a row
+// counts under each.
 type statRec struct {
-	denial    bool
-	code      []byte // the denial's code, when a denial
-	violation bool
-	files     []statFile
+	intent, model, tool []byte
+	denial              bool
+	code                []byte // the denial's code, when a denial
+	violation           bool
+	files               int // how many files: the next ones of the batch's
 }
 
 type statFile struct {
@@ -106,7 +108,7 @@ func newStatAcc() *statAcc { return &statAcc{rows: map[string]*statAccRow{}} }
 
 // add counts a record read in place: no string is made unless the row or
 // the code is new.
-func (t *statAcc) add(key []byte, e *statRec, pathNo []int32) {
+func (t *statAcc) add(key []byte, e *statRec, files []statFile, pathNo []int32) {
 	r := t.last
 	if r == nil || r.Key != string(key) {
 		if r = t.rows[string(key)]; r == nil {
@@ -133,7 +135,7 @@ func (t *statAcc) add(key []byte, e *statRec, pathNo []int32) {
 		r.Violations++
 	}
 	r.Changes++
-	for i, f := range e.files {
+	for i, f := range files {
 		r.LinesAdded += f.lines
 		n := pathNo[i]
 		for int(n/64) >= len(r.files) {
@@ -143,15 +145,24 @@ func (t *statAcc) add(key []byte, e *statRec, pathNo []int32) {
 	}
 }
 
-// statWorker counts the lines of the chunks one worker reads.
+// statWorker counts the lines of the chunks one worker reads. It reads a
+// chunk's lines first, keeping what each record counts (slices of the
+// chunk's bytes), and then counts them all (flush): the lookups of their
+// paths then follow one another and do not depend on one another, so the
+// processor waits for the memory of several at once, where one lookup
+// after each line waited for each in turn.
 type statWorker struct {
 	view                   orchestration.CanonView
 	lines, records, unpars int
 	intents, models, tools *statAcc
-	rec                    statRec
-	paths                  map[string]int32 // path -> its number
-	names                  []string
-	pathNo                 []int32
+	recs                   []statRec  // the records read and not yet counted
+	files                  []statFile // their files, in order
+	paths                  pathTable
+	pathNo                 []int32 // the numbers of files' paths
+}
+
+func newStatWorker() statWorker {
+	return statWorker{intents: newStatAcc(), models: newStatAcc(), tools: newStatAcc(), paths: newPathTable()}
 }
 
 func (w *statWorker) chunk(c *lineChunk) {
@@ -163,53 +174,57 @@ func (w *statWorker) chunk(c *lineChunk) {
 		}
 		w.records++
 	})
+	w.flush()
 }
 
-// count adds the record in w.rec to the three tables.
-func (w *statWorker) count(intent, model, tool []byte) {
+// flush counts the records read since the last flush in the three tables.
+// The slices they hold must still be valid.
+func (w *statWorker) flush() {
 	w.pathNo = w.pathNo[:0]
-	for _, f := range w.rec.files {
-		n, ok := w.paths[string(f.path)]
-		if !ok {
-			n = int32(len(w.names))
-			w.names = append(w.names, string(f.path))
-			w.paths[w.names[n]] = n
-		}
-		w.pathNo = append(w.pathNo, n)
+	for _, f := range w.files {
+		w.pathNo = append(w.pathNo, w.paths.number(f.path))
 	}
-	w.intents.add(intent, &w.rec, w.pathNo)
-	w.models.add(model, &w.rec, w.pathNo)
-	w.tools.add(tool, &w.rec, w.pathNo)
+	at := 0
+	for i := range w.recs {
+		e := &w.recs[i]
+		files, nos := w.files[at:at+e.files], w.pathNo[at:at+e.files]
+		at += e.files
+		w.intents.add(e.intent, e, files, nos)
+		w.models.add(e.model, e, files, nos)
+		w.tools.add(e.tool, e, files, nos)
+	}
+	clear(w.recs) // drop the slices of the chunk
+	clear(w.files)
+	w.recs, w.files = w.recs[:0], w.files[:0]
 }
 
-// line counts one line, reporting whether it is a record. A line of
-// intentgate's writer is read in place; any other goes through ParseRecord
-// and EntryOf, as the report and the log read it.
+// line reads one line, reporting whether it is a record; a record's counts
+// are kept for flush. A line of intentgate's writer is read in place; any
+// other goes through ParseRecord and EntryOf, as the report and the log
+// read it.
 func (w *statWorker) line(raw []byte) bool {
 	v := &w.view
-	e := &w.rec
-	e.files = e.files[:0]
 	if v.Read(raw) && v.HasMeta {
+		e := statRec{intent: v.Intent, tool: v.Tool}
 		e.denial = string(v.Decision) == orchestration.DecisionDeny || string(v.Mutation) == orchestration.MutationDenial
 		e.violation = string(v.Decision) == orchestration.DecisionViolation || string(v.Mutation) == orchestration.MutationViolation
-		e.code = nil
 		if e.denial && len(v.Denial) > 0 {
 			e.code = denialCodeOf(v.Denial)
 		}
-		var model []byte
 		for _, f := range v.Files {
 			sf := statFile{path: f.Path}
 			for _, c := range v.Convs[f.ConvFrom:f.ConvTo] {
-				if model == nil && c.HasContributor && len(c.ModelID) > 0 {
-					model = c.ModelID
+				if e.model == nil && c.HasContributor && len(c.ModelID) > 0 {
+					e.model = c.ModelID
 				}
 				for _, r := range v.Ranges[c.RangeFrom:c.RangeTo] {
 					sf.lines += r.EndLine - r.StartLine + 1
 				}
 			}
-			e.files = append(e.files, sf)
+			w.files = append(w.files, sf)
 		}
-		w.count(v.Intent, model, v.Tool)
+		e.files = len(v.Files)
+		w.recs = append(w.recs, e)
 		return true
 	}
 	// Another writer's line (or one of ours without metadata, whose
@@ -219,13 +234,15 @@ func (w *statWorker) line(raw []byte) bool {
 		return false
 	}
 	en := EntryOf(0, rec)
+	e := statRec{intent: []byte(en.Intent), model: []byte(en.Model), tool: []byte(en.Tool)}
 	e.denial = en.IsDenial()
 	e.violation = en.Decision == orchestration.DecisionViolation || en.Mutation == orchestration.MutationViolation
 	e.code = []byte(en.Denial)
 	for _, f := range en.Files {
-		e.files = append(e.files, statFile{path: []byte(f.Path), lines: f.Lines})
+		w.files = append(w.files, statFile{path: []byte(f.Path), lines: f.Lines})
 	}
-	w.count([]byte(en.Intent), []byte(en.Model), []byte(en.Tool))
+	e.files = len(en.Files)
+	w.recs = append(w.recs, e)
 	return true
 }
 
@@ -330,7 +347,7 @@ func (s *statState) count(ledger string, from int64, chunk int, progress func(re
 	}
 	ws := make([]statWorker, workers)
 	for i := range ws {
-		ws[i] = statWorker{intents: newStatAcc(), models: newStatAcc(), tools: newStatAcc(), paths: map[string]int32{}}
+		ws[i] = newStatWorker()
 	}
 	end = from
 	err = runChunks(ledger, chunkOptions{from: from, workers: workers, size: chunk, progress: progress},

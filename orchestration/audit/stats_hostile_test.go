@@ -120,7 +120,7 @@ func removeStatsCache(t testing.TB, ws string) {
 // statsByWorker counts lines (without their newlines) as a full count
 // does: one worker, its tables added to an empty count.
 func statsByWorker(lines [][]byte) *Stats {
-	w := statWorker{intents: newStatAcc(), models: newStatAcc(), tools: newStatAcc(), paths: map[string]int32{}}
+	w := newStatWorker()
 	for _, l := range lines {
 		w.lines++
 		if w.line(l) {
@@ -129,6 +129,7 @@ func statsByWorker(lines [][]byte) *Stats {
 			w.unpars++
 		}
 	}
+	w.flush()
 	s := newStatState()
 	s.addWorker(&w)
 	return s.stats()

@@ -68,8 +68,8 @@ func (s *statState) addWorker(w *statWorker) {
 	s.lines += w.lines
 	s.records += w.records
 	s.unpars += w.unpars
-	global := make([]int32, len(w.names)) // the worker's path number -> the state's
-	for i, p := range w.names {
+	global := make([]int32, len(w.paths.names)) // the worker's path number -> the state's
+	for i, p := range w.paths.names {
 		global[i] = s.path(p)
 	}
 	for tab, acc := range []*statAcc{w.intents, w.models, w.tools} {
