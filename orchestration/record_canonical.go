@@ -249,6 +249,48 @@ func swarSpecial(x uint64) uint64 {
 	return (x | (x - swarOnes*0x20) | ((x ^ swarOnes*'"') - swarOnes) | ((x ^ swarOnes*'\\') - swarOnes)) & swarHigh
 }
 
+// strN is str for a string the writer makes n bytes long as a rule (an id,
+// a hash): when the byte n on is a quote and none of the n before it is
+// special, those n bytes are the string, found with a fixed run of word
+// reads and no branch on where the string ends (a branch str, at the end
+// of each string, often mispredicts); otherwise str reads it. Either way
+// the result is str's.
+func (p *canonParser) strN(n int) []byte {
+	b, i := p.b, p.i
+	if p.ok && n <= len(b)-i-2 && b[i] == '"' && b[i+1+n] == '"' && plainBytes(b[i+1:i+1+n]) {
+		p.i = i + 2 + n
+		return b[i+1 : i+1+n : i+1+n]
+	}
+	return p.str()
+}
+
+// plainBytes reports whether every byte of s may stand unescaped in a
+// string and needs no second look: printable ASCII other than a quote and
+// a backslash. It ORs swarSpecial of every eight bytes (the last eight
+// read whole, again in part) and tests once: a word with a special byte
+// flags at least that byte, a word without flags nothing. plainBytesSlow
+// is the same a byte at a time, and FuzzPlainBytes holds the two together.
+func plainBytes(s []byte) bool {
+	if len(s) < 8 {
+		return plainBytesSlow(s)
+	}
+	acc := swarSpecial(binary.LittleEndian.Uint64(s[len(s)-8:]))
+	for r := s; len(r) >= 8; r = r[8:] {
+		acc |= swarSpecial(binary.LittleEndian.Uint64(r))
+	}
+	return acc == 0
+}
+
+// plainBytesSlow is plainBytes a byte at a time.
+func plainBytesSlow(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // nonEmpty reads a string that must not be empty.
 func (p *canonParser) nonEmpty() []byte {
 	s := p.str()
@@ -258,15 +300,34 @@ func (p *canonParser) nonEmpty() []byte {
 	return s
 }
 
-// opt reads `,"key":` and a non-empty string when they come next.
-func (p *canonParser) opt(key string) []byte {
+// opt reads `,"key":` and a non-empty string when they come next; n > 0
+// is the string's usual length (see strN).
+func (p *canonParser) opt(key string, n int) []byte {
 	if p.ok && len(p.b)-p.i >= len(key)+4 && p.b[p.i] == ',' && p.b[p.i+1] == '"' &&
 		string(p.b[p.i+2:p.i+2+len(key)]) == key && p.b[p.i+2+len(key)] == '"' && p.b[p.i+3+len(key)] == ':' {
 		p.i += len(key) + 4
-		return p.nonEmpty()
+		var s []byte
+		if n > 0 {
+			s = p.strN(n)
+		} else {
+			s = p.str()
+		}
+		if len(s) == 0 {
+			p.fail()
+		}
+		return s
 	}
 	return nil
 }
+
+// The usual lengths of the strings strN reads: a UUID, a git commit, a
+// SHA-256 in hex and with its "sha256:" prefix.
+const (
+	uuidLen      = 36
+	revisionLen  = 40
+	sha256Len    = 64
+	sha256RefLen = len("sha256:") + sha256Len
+)
 
 // num reads an integer as the encoder writes it.
 func (p *canonParser) num() int {
@@ -307,7 +368,7 @@ func (p *canonParser) record() {
 	p.lit(`{"version":`)
 	v.Version = p.nonEmpty()
 	p.lit(`,"id":`)
-	v.ID = p.str()
+	v.ID = p.strN(uuidLen)
 	if !uuidText(v.ID) {
 		p.fail()
 	}
@@ -322,7 +383,7 @@ func (p *canonParser) record() {
 		v.HasVCS = true
 		v.VCSType = p.nonEmpty()
 		p.lit(`,"revision":`)
-		v.VCSRevision = p.str()
+		v.VCSRevision = p.strN(revisionLen)
 		p.lit(`}`)
 	}
 	if p.skip(`,"tool":`) {
@@ -383,7 +444,7 @@ func (p *canonParser) conversation() {
 		default:
 			p.fail()
 		}
-		c.ModelID = p.opt("model_id")
+		c.ModelID = p.opt("model_id", 0)
 		p.lit(`}`)
 		more = true
 	}
@@ -404,7 +465,7 @@ func (p *canonParser) conversation() {
 		if r.StartLine < 1 || r.EndLine < r.StartLine {
 			p.fail()
 		}
-		r.ContentHash = p.opt("content_hash")
+		r.ContentHash = p.opt("content_hash", sha256RefLen)
 		p.lit(`}`)
 		v.Ranges = append(v.Ranges, r)
 	}
@@ -444,14 +505,14 @@ func (p *canonParser) meta() {
 	v.CallID = p.str()
 	p.lit(`,"tool":`)
 	v.Tool = p.str()
-	v.Command = p.opt("command")
-	v.Agent = p.opt("agent")
+	v.Command = p.opt("command", 0)
+	v.Agent = p.opt("agent", 0)
 	p.lit(`,"mutation":`)
 	v.Mutation = p.str()
 	p.lit(`,"decision":`)
 	v.Decision = p.str()
-	v.BeforeSHA256 = p.opt("before_sha256")
-	v.AfterSHA256 = p.opt("after_sha256")
+	v.BeforeSHA256 = p.opt("before_sha256", sha256Len)
+	v.AfterSHA256 = p.opt("after_sha256", sha256Len)
 	if p.skip(`,"deleted_lines":`) {
 		if v.DeletedLines = p.num(); v.DeletedLines == 0 {
 			p.fail()
@@ -460,9 +521,9 @@ func (p *canonParser) meta() {
 	if p.skip(`,"denial":`) {
 		v.Denial = p.compactObject()
 	}
-	v.Recovered = p.opt("recovered")
+	v.Recovered = p.opt("recovered", 0)
 	p.lit(`,"prev":`)
-	v.Prev = p.str()
+	v.Prev = p.strN(sha256RefLen)
 	p.lit(`}`)
 }
 
