@@ -101,7 +101,8 @@ type statAcc struct {
 
 type statAccRow struct {
 	StatRow
-	files []uint64 // bit n: path n
+	codes map[string]*int // denials by code: one lookup a denial, no string made for a known code
+	files []uint64        // bit n: path n
 }
 
 func newStatAcc() *statAcc { return &statAcc{rows: map[string]*statAccRow{}} }
@@ -112,7 +113,7 @@ func (t *statAcc) add(key []byte, e *statRec, files []statFile, pathNo []int32) 
 	r := t.last
 	if r == nil || r.Key != string(key) {
 		if r = t.rows[string(key)]; r == nil {
-			r = &statAccRow{StatRow: StatRow{Key: string(key), DenialCodes: map[string]int{}}}
+			r = &statAccRow{StatRow: StatRow{Key: string(key)}, codes: map[string]*int{}}
 			t.rows[r.Key] = r
 		}
 		t.last = r
@@ -124,10 +125,10 @@ func (t *statAcc) add(key []byte, e *statRec, files []statFile, pathNo []int32) 
 		if len(code) == 0 {
 			code = []byte("(none)")
 		}
-		if _, ok := r.DenialCodes[string(code)]; ok {
-			r.DenialCodes[string(code)]++
+		if n := r.codes[string(code)]; n != nil {
+			*n++
 		} else {
-			r.DenialCodes[string(code)] = 1
+			r.codes[string(code)] = new(1)
 		}
 		return
 	}

@@ -83,8 +83,8 @@ func (s *statState) addWorker(w *statWorker) {
 			r.linesAdded += x.LinesAdded
 			r.violations += x.Violations
 			r.denials += x.Denials
-			for c, n := range x.DenialCodes {
-				r.codes[c] += n
+			for c, n := range x.codes {
+				r.codes[c] += *n
 			}
 			for wi, word := range x.files {
 				for word != 0 {
