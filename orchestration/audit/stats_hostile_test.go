@@ -53,6 +53,17 @@ func hostileStatLines(t testing.TB, base string) map[string]string {
 		"huge line": swap(`"path":"src/f0.go"`, `"path":"src/`+strings.Repeat("h", 600<<10)+`.go"`),
 		// a number where the intent goes: not a record
 		"number intent": swap(`"intent":"INT-001"`, `"intent":1`),
+		// an escaped quote where a 40-byte revision would end (the reader
+		// checks that length first): a revision of 41 bytes, the same record
+		"revision's end escaped": swap(`"revision":"`+strings.Repeat("ab", 20)+`"`, `"revision":"`+strings.Repeat("a", 39)+`\"b"`),
+		// a two-byte character in the last word of a hash of the usual
+		// length: valid, the same record
+		"hash's last word not ASCII": func() string {
+			at := strings.Index(base, `"content_hash":"`) + len(`"content_hash":"`)
+			return base[:at+69] + "\u00e9" + base[at+71:]
+		}(),
+		// a control character as the last byte of a 71-byte prev: not JSON
+		"prev's last byte raw": swap(`"prev":""`, `"prev":"sha256:`+strings.Repeat("0", 63)+"\x01\""),
 	}
 }
 
@@ -92,18 +103,19 @@ func TestStatsHostileLines(t *testing.T) {
 			}
 			removeStatsCache(t, ws)
 		}
-		// What the decoder makes of them, by hand: 20 records of ours, 9
-		// hostile lines that are records, 5 that are not.
-		if want.Lines != 20+len(hostile) || want.Records != 29 || want.Unparsable != 5 {
-			t.Fatalf("lines %d, records %d, unparsable %d; want %d, 29, 5", want.Lines, want.Records, want.Unparsable, 20+len(hostile))
+		// What the decoder makes of them, by hand: 20 records of ours, 11
+		// hostile lines that are records, 6 that are not.
+		if want.Lines != 20+len(hostile) || want.Records != 31 || want.Unparsable != 6 {
+			t.Fatalf("lines %d, records %d, unparsable %d; want %d, 31, 6", want.Lines, want.Records, want.Unparsable, 20+len(hostile))
 		}
 		rows := map[string]int{}
 		for _, r := range want.ByIntent {
 			rows[r.Key] = r.Records
 		}
 		// base's intent: its 10 records, plus the escaped one, the key
-		// inside a string, whitespace, crlf, the three paths and the huge line
-		if rows["INT-666"] != 1 || rows["INT-888"] != 1 || rows["INT-777"] != 0 || rows["INT-001"] != 10+7 {
+		// inside a string, whitespace, crlf, the three paths, the huge line,
+		// the revision and the hash
+		if rows["INT-666"] != 1 || rows["INT-888"] != 1 || rows["INT-777"] != 0 || rows["INT-001"] != 10+9 {
 			t.Fatalf("rows by intent: %v", rows)
 		}
 	}
