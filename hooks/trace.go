@@ -156,14 +156,13 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 			after = ch.After
 		}
 		// The directory fsyncs of the call's renames run alongside the
-		// ledger's, and the journal entry goes only once both are done.
-		var syncErr error
-		along := func() {
-			if err := c.SyncPending(); err != nil {
-				syncErr = err
-			}
-		}
-		if err := t.append(rec, after, along); err != nil {
+		// ledger's: started before the record is appended, waited for
+		// once it is durable. The journal entry goes only once both are
+		// done.
+		waitDirs := c.StartPendingSync()
+		err = t.append(rec, after, nil)
+		syncErr := waitDirs()
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
