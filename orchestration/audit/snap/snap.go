@@ -127,11 +127,16 @@ func Write(indexDir, sha string, content []byte) error {
 // WriteHashed is Write for content the caller has just hashed to sha
 // itself.
 func WriteHashed(indexDir, sha string, content []byte) error {
+	return writeFingerprints(indexDir, sha, Fingerprints(SplitLines(content)))
+}
+
+// writeFingerprints stores fps as the snapshot of the content hashing to
+// sha.
+func writeFingerprints(indexDir, sha string, fps []uint64) error {
 	if !ValidSHA(sha) {
 		return errors.New("snapshot: not a content hash")
 	}
 	p := Path(indexDir, sha)
-	fps := Fingerprints(SplitLines(content))
 	b := make([]byte, 0, 12+8*len(fps))
 	b = append(b, Magic...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(fps)))
@@ -187,6 +192,7 @@ func writeNew(p string, b []byte) error {
 type Capture struct {
 	workspace string
 	indexDir  string
+	recent    recent
 }
 
 // NewCapture returns a Capture for the workspace whose ledger is at ledger.
@@ -227,7 +233,20 @@ func (c *Capture) RecordedContent(rec *orchestration.Record, _ []byte, after []b
 	if orchestration.CheckIntact(filepath.Dir(c.indexDir), filepath.Base(c.indexDir)) != nil {
 		return nil
 	}
-	WriteHashed(c.indexDir, rec.Meta.AfterSHA256, after)
+	sha := rec.Meta.AfterSHA256
+	if !ValidSHA(sha) {
+		return nil
+	}
+	// The previous version's fingerprints, when this process snapshotted
+	// it, give those of the lines the change left alone.
+	before := ""
+	if rec.Meta.Mutation == orchestration.MutationModify {
+		before = rec.Meta.BeforeSHA256
+	}
+	fps := c.recent.fingerprints(before, after)
+	if writeFingerprints(c.indexDir, sha, fps) == nil {
+		c.recent.keep(sha, after, fps)
+	}
 	return nil
 }
 
