@@ -31,7 +31,9 @@ type Recorder interface {
 
 // ContentRecorder is a Recorder that also takes, for the record of a change,
 // the content the change left (hashing to rec's after_sha256), so that it
-// need not read the file again, which may have changed since.
+// need not read the file again, which may have changed since. after is the
+// change's new content, which nobody modifies afterwards: a recorder may
+// keep it without copying.
 type ContentRecorder interface {
 	Recorder
 	RecordedContent(rec *orchestration.Record, line, after []byte) error

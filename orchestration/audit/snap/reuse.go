@@ -102,13 +102,14 @@ func (r *recent) fingerprints(beforeSHA string, after []byte) []uint64 {
 	return Fingerprints(SplitLines(after))
 }
 
-// keep remembers content (a copy: the caller's bytes may be reused),
-// hashing to sha, with its fingerprints.
+// keep remembers content, hashing to sha, with its fingerprints. content
+// is kept as it is, not copied: RecordedContent's callers hand over bytes
+// nobody changes afterwards (a change's new content).
 func (r *recent) keep(sha string, content []byte, fps []uint64) {
 	if len(content) > recentBytes/4 {
 		return
 	}
-	e := recentSnap{sha: sha, content: bytes.Clone(content), fps: fps}
+	e := recentSnap{sha: sha, content: content, fps: fps}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, old := range r.list {

@@ -154,12 +154,12 @@ func writeFingerprints(indexDir, sha string, fps []uint64) error {
 // snapshotted before, since the name is its hash) is kept; any other, left
 // by a crash, is replaced atomically.
 func writeNew(p string, b []byte) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|fsx.NoFollow, 0o644)
+	err := createWrite(p, b)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|fsx.NoFollow, 0o644)
+		err = createWrite(p, b)
 	}
 	if errors.Is(err, fs.ErrExist) {
 		if fi, serr := os.Lstat(p); serr == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(b)) {
@@ -171,16 +171,6 @@ func writeNew(p string, b []byte) error {
 			}
 		}
 		return WriteAtomic(p, b)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(p)
 	}
 	return err
 }
@@ -225,7 +215,8 @@ func (c *Capture) Recorded(rec *orchestration.Record, _ []byte) error {
 // RecordedContent snapshots the content a change left, from the bytes the
 // trace has in hand (hashed once, when the change was made, to the record's
 // after_sha256): no file is read again. The snapshot file is a cache, written
-// without fsync.
+// without fsync. after must not change afterwards: the Capture keeps it for
+// a while, to snapshot the file's next version from it.
 func (c *Capture) RecordedContent(rec *orchestration.Record, _ []byte, after []byte) error {
 	if rec == nil || rec.Meta == nil || !isChange(rec) || rec.Meta.Mutation == orchestration.MutationDelete {
 		return nil
