@@ -162,7 +162,7 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 		// once it is durable. The journal entry goes only once both are
 		// done.
 		waitDirs := c.StartPendingSync()
-		err = t.append(rec, after, nil)
+		err = t.append(rec, after)
 		syncErr := waitDirs()
 		if err != nil {
 			errs = append(errs, err)
@@ -210,13 +210,13 @@ func (t *Trace) Denied(ctx context.Context, c *engine.Call, d *engine.Denial) er
 	if err != nil {
 		return err
 	}
-	return t.append(rec, nil, nil)
+	return t.append(rec, nil)
 }
 
 // append retries briefly: a full disk or a lock held by a crashed process may
 // clear, and a record must not be dropped silently. The last error is
 // returned so the front door reports it. Recorders run once the record is in.
-func (t *Trace) append(rec *orchestration.Record, after []byte, along func()) error {
+func (t *Trace) append(rec *orchestration.Record, after []byte) error {
 	// A command may have swapped the directory for a link since the call
 	// began; appending through it would write outside the workspace.
 	if err := orchestration.CheckIntact(filepath.Dir(t.cfg.Ledger.Path()), orchestration.LedgerName, orchestration.LedgerName+".lock"); err != nil {
@@ -225,7 +225,7 @@ func (t *Trace) append(rec *orchestration.Record, after []byte, along func()) er
 	var line []byte
 	var err error
 	for i, wait := 0, 10*time.Millisecond; i < 3; i, wait = i+1, wait*4 {
-		if line, err = t.cfg.Ledger.AppendLineAlong(rec, along); err == nil {
+		if line, err = t.cfg.Ledger.AppendLine(rec); err == nil {
 			break
 		}
 		time.Sleep(wait)
