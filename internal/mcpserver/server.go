@@ -28,7 +28,10 @@ type Options struct {
 	Agent   string // agent name for calls, instead of the client's name
 	Model   string
 	Version string // intentgate's version, told to clients
-	Log     *slog.Logger
+	// MaxMessage bounds one message on stdio (a line, without its
+	// newline), in bytes; 0 means DefaultMaxMessage.
+	MaxMessage int
+	Log        *slog.Logger
 }
 
 // Server is the MCP face of one governed workspace. It may serve many
@@ -52,8 +55,19 @@ func New(rt *gate.Runtime, why string, o Options) *Server {
 // without waiting for answers: tool calls are handed on in the order they
 // came, each once the one before it is answered.
 func (m *toolServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	g := newEOFGate(in, out)
-	err := m.Serve(ctx, &mcp.IOTransport{Reader: g, Writer: g})
+	in, restore := pollableInput(in)
+	defer restore()
+	g := newEOFGate(in, out, m.o.MaxMessage)
+	// The gate hands on no line longer than g.max and its newline; the
+	// SDK's own bound is set just past that, so that the gate's error is
+	// the one the client gets.
+	err := m.Serve(ctx, &mcp.IOTransport{Reader: g, Writer: g, MaxLineLength: g.max + 2})
+	g.mu.Lock()
+	tooLarge := g.tooLarge
+	g.mu.Unlock()
+	if tooLarge != nil {
+		return tooLarge
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil // a signal, or the client hung up: both end the session
 	}

@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"bufio"
+	"encoding/json"
+	"errors"
 	"io"
 	"runtime"
 	"strings"
@@ -17,7 +19,7 @@ func TestEOFGateOrdersToolCalls(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/progress"}`,
 		`{"jsonrpc":"2.0","id":"2","method":"tools/call","params":{"name":"write_to_file"}}`,
 	}, "\n") + "\n"
-	g := newEOFGate(strings.NewReader(in), io.Discard)
+	g := newEOFGate(strings.NewReader(in), io.Discard, 0)
 	r := bufio.NewReader(g)
 
 	var mu sync.Mutex
@@ -80,5 +82,103 @@ func TestEOFGateOrdersToolCalls(t *testing.T) {
 	want := []string{"notification", "answer 1", "call 2", "eof"}
 	if strings.Join(events, ",") != strings.Join(want, ",") {
 		t.Errorf("events %v, want %v", events, want)
+	}
+}
+
+// endless is a client that sends x's for ever and never a newline, after
+// what head holds; n counts the bytes taken from it.
+type endless struct {
+	head string
+	n    int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n < len(e.head) {
+		k := copy(p, e.head[e.n:])
+		e.n += k
+		return k, nil
+	}
+	for i := range p {
+		p[i] = 'x'
+	}
+	e.n += len(p)
+	return len(p), nil
+}
+
+// A line longer than the limit ends the connection: the gate stops reading
+// (it takes at most the limit and one read more from the client), the
+// lines before it are handed on and answered first, and the client then
+// gets a JSON-RPC error naming the limit.
+func TestEOFGateBoundsALine(t *testing.T) {
+	const max = 100 << 10
+	first := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n"
+	in := &endless{head: first + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{"content":"`}
+	var out strings.Builder
+	g := newEOFGate(in, &out, max)
+	r := bufio.NewReader(g)
+	line, err := r.ReadString('\n')
+	if err != nil || line != first {
+		t.Fatalf("first line %q, %v; want %q", line, err, first)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := r.ReadString('\n')
+		got <- err
+	}()
+	// The error waits for the answer to request 1.
+	g.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
+	err = <-got
+	var tl *MessageTooLargeError
+	if !errors.As(err, &tl) || tl.Max != max {
+		t.Fatalf("read past the limit: %v, want a MessageTooLargeError of %d", err, max)
+	}
+	if in.n > max+len(first)+64<<10+1024 {
+		t.Errorf("the gate took %d bytes from the client, more than the limit %d and one read", in.n, max)
+	}
+	// Read again: the same error, and nothing more taken.
+	n := in.n
+	if _, err := g.Read(make([]byte, 10)); !errors.As(err, &tl) || in.n != n {
+		t.Errorf("second read: %v, %d more bytes taken", err, in.n-n)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("client got %q, want the answer to 1 and then an error", out.String())
+	}
+	var resp struct {
+		ID    *int `json:"id"`
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    struct {
+				Max int `json:"max_message_bytes"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &resp); err != nil {
+		t.Fatalf("last line to the client %q: %v", lines[len(lines)-1], err)
+	}
+	if resp.ID != nil || resp.Error.Code != -32600 || resp.Error.Data.Max != max ||
+		!strings.Contains(resp.Error.Message, "102400 bytes") || !strings.Contains(resp.Error.Message, "--max-message-size") {
+		t.Errorf("error to the client %q", lines[len(lines)-1])
+	}
+}
+
+// A complete line longer than the limit is refused too, and the lines of
+// the same read before it still pass; a line of exactly the limit passes.
+func TestEOFGateLimitIsInclusive(t *testing.T) {
+	const max = 64
+	ok := `{"jsonrpc":"2.0","method":"x","params":"` + strings.Repeat("a", max-42) + `"}`
+	if len(ok) != max {
+		t.Fatalf("test line is %d bytes, want %d", len(ok), max)
+	}
+	long := `{"jsonrpc":"2.0","method":"x","params":"` + strings.Repeat("a", max-41) + `"}`
+	g := newEOFGate(strings.NewReader(ok+"\n"+long+"\n"+ok+"\n"), io.Discard, max)
+	r := bufio.NewReader(g)
+	if line, err := r.ReadString('\n'); err != nil || line != ok+"\n" {
+		t.Fatalf("line of the limit: %q, %v", line, err)
+	}
+	var tl *MessageTooLargeError
+	if line, err := r.ReadString('\n'); !errors.As(err, &tl) {
+		t.Fatalf("line of the limit plus one: %q, %v; want MessageTooLargeError", line, err)
 	}
 }
