@@ -210,7 +210,15 @@ func (g *eofGate) Write(p []byte) (int, error) {
 	n, err := g.w.Write(p)
 	g.wmu.Unlock()
 	var answered []string
-	for _, line := range bytes.Split(p, []byte("\n")) {
+	for rest := p; len(rest) > 0; {
+		// The SDK writes one message and its newline at a time: no
+		// slice of lines is made for that.
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
 		for _, h := range rpcHeads(line) {
 			if h.Method == "" && h.hasID() {
 				answered = append(answered, normalID(h.ID))

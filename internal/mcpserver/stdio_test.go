@@ -182,3 +182,33 @@ func TestEOFGateLimitIsInclusive(t *testing.T) {
 		t.Fatalf("line of the limit plus one: %q, %v; want MessageTooLargeError", line, err)
 	}
 }
+
+// onWarmStack runs f while a connection is served on the goroutine kept
+// for it, else on the caller's; either way f's panic reaches the caller.
+func TestOnWarmStack(t *testing.T) {
+	m := newToolServer(nil, Options{})
+	for _, serving := range []bool{false, true} {
+		if serving {
+			m.startWarm()
+		}
+		ran := false
+		m.onWarmStack(func() { ran = true })
+		if !ran {
+			t.Errorf("serving=%v: f did not run", serving)
+		}
+		func() {
+			defer func() {
+				if p := recover(); p != "boom" {
+					t.Errorf("serving=%v: recovered %v, want the panic of f", serving, p)
+				}
+			}()
+			m.onWarmStack(func() { panic("boom") })
+		}()
+	}
+	m.stopWarm()
+	ran := false
+	m.onWarmStack(func() { ran = true })
+	if !ran {
+		t.Error("after the last connection: f did not run")
+	}
+}
