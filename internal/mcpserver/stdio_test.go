@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -210,5 +211,95 @@ func TestOnWarmStack(t *testing.T) {
 	m.onWarmStack(func() { ran = true })
 	if !ran {
 		t.Error("after the last connection: f did not run")
+	}
+}
+
+// chunked hands out data in reads of the given sizes, in turn.
+type chunked struct {
+	data  []byte
+	sizes []byte
+	i     int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := 1
+	if len(c.sizes) > 0 {
+		n = int(c.sizes[c.i%len(c.sizes)])%97 + 1
+		c.i++
+	}
+	n = min(n, len(p), len(c.data))
+	copy(p, c.data[:n])
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// FuzzEOFGateLines: however the input is cut into reads, the gate hands on
+// exactly its lines, each with its newline (the last may lack one), and
+// stops with MessageTooLargeError at the first line longer than the limit.
+func FuzzEOFGateLines(f *testing.F) {
+	f.Add([]byte("a\nbb\n\nccc"), []byte{0, 5, 1}, uint8(3))
+	f.Add([]byte("abcdef\nx\n"), []byte{2}, uint8(4))
+	f.Add([]byte("x\nyyyy"), []byte{}, uint8(3))
+	f.Fuzz(func(t *testing.T, data, sizes []byte, max8 uint8) {
+		// No JSON objects or arrays: the gate then waits for no answers.
+		data = bytes.Map(func(r rune) rune {
+			if r == '{' || r == '[' {
+				return '('
+			}
+			return r
+		}, data)
+		max := int(max8)%32 + 1
+		var want []string
+		tooLarge := false
+		for rest := string(data); rest != ""; {
+			line := rest
+			if i := strings.IndexByte(rest, '\n'); i >= 0 {
+				line, rest = rest[:i+1], rest[i+1:]
+			} else {
+				rest = ""
+			}
+			if len(strings.TrimSuffix(line, "\n")) > max {
+				tooLarge = true
+				break
+			}
+			want = append(want, line)
+		}
+		g := newEOFGate(&chunked{data: data, sizes: sizes}, io.Discard, max)
+		var got []string
+		var err error
+		for {
+			var line string
+			line, err = readLineOf(g)
+			if line != "" {
+				got = append(got, line)
+			}
+			if err != nil {
+				break
+			}
+		}
+		var tl *MessageTooLargeError
+		if tooLarge != errors.As(err, &tl) || !tooLarge && err != io.EOF {
+			t.Fatalf("input %q, limit %d: error %v, want too large: %v", data, max, err, tooLarge)
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Fatalf("input %q, limit %d: lines %q, want %q", data, max, got, want)
+		}
+	})
+}
+
+// readLineOf reads one line from g with small reads, as the SDK's decoder
+// may.
+func readLineOf(g *eofGate) (string, error) {
+	var b []byte
+	p := make([]byte, 3)
+	for {
+		n, err := g.Read(p)
+		b = append(b, p[:n]...)
+		if err != nil || n > 0 && b[len(b)-1] == '\n' {
+			return string(b), err
+		}
 	}
 }
