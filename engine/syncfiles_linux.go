@@ -16,32 +16,37 @@ import (
 // system call: its other processor stays idle, so its monitor neither
 // takes a processor back from a blocked thread nor starts a thread for it.
 
-// aioIocb is the kernel's struct iocb (64 bytes). aio_key and
-// aio_rw_flags swap places on big-endian machines; both stay zero here.
+// aioIocb is the kernel's struct iocb (64 bytes): aio_data, then aio_key
+// and aio_rw_flags (which swap places on big-endian machines; both stay
+// zero here), aio_lio_opcode, aio_reqprio, aio_fildes, and aio_buf,
+// aio_nbytes, aio_offset, a reserved word, aio_flags and aio_resfd, all
+// zero for an fsync.
 type aioIocb struct {
-	data    uint64
-	key     uint32
-	rwFlags uint32
-	opcode  uint16
-	prio    int16
-	fd      uint32
-	buf     uint64
-	nbytes  uint64
-	offset  int64
-	_       uint64
-	flags   uint32
-	resfd   uint32
+	data   uint64
+	_      [2]uint32
+	opcode uint16
+	_      int16
+	fd     uint32
+	_      [4]uint64
+	_      [2]uint32
 }
 
 // aioEvent is the kernel's struct io_event.
 type aioEvent struct {
 	data uint64
-	obj  uint64
+	_    uint64 // obj
 	res  int64
-	res2 int64
+	_    int64 // res2
 }
 
 const aioCmdFsync = 2
+
+var (
+	_ [64 - unsafe.Sizeof(aioIocb{})]struct{} // exactly 64 bytes
+	_ [unsafe.Sizeof(aioIocb{}) - 64]struct{}
+	_ [32 - unsafe.Sizeof(aioEvent{})]struct{}
+	_ [unsafe.Sizeof(aioEvent{}) - 32]struct{}
+)
 
 // aioMaxFiles bounds the requests of one context: StartSync hands more
 // files than that to goroutines.
