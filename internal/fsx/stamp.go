@@ -89,9 +89,9 @@ func NewFile(path string, flags int) *File {
 func (f *File) Path() string { return f.path }
 
 // Read returns the file's bytes. fresh is false when they are the bytes the
-// previous Read returned, kept since, because a stat shows the file
-// unchanged; it is true when they were read now (and may still be the same
-// bytes). The returned slice is shared: never change it. An error (the
+// previous Read returned (the same slice), kept since, because a stat shows
+// the file unchanged; it is true when they were read now (and may still be
+// the same bytes). The returned slice is shared: never change it. An error (the
 // file is missing: errors.Is(err, fs.ErrNotExist)) drops what was kept.
 func (f *File) Read() (data []byte, fresh bool, err error) {
 	f.mu.Lock()
