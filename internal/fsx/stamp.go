@@ -60,6 +60,11 @@ func (s *Seen) Holds(st Stamp, now time.Time) bool {
 	return st.known && st == s.stamp && now.Before(s.until)
 }
 
+// Live reports whether a stat can still prove anything now: false when
+// nothing was noted, the stamp was not settled, or TrustFor has passed
+// (then only reading again can tell).
+func (s *Seen) Live(now time.Time) bool { return now.Before(s.until) }
+
 // Forget drops what is known.
 func (s *Seen) Forget() { *s = Seen{} }
 

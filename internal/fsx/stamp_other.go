@@ -41,3 +41,6 @@ func readStamped(path string, flags int) ([]byte, Stamp, time.Duration, error) {
 	}
 	return data, Stamp{}, -1, nil
 }
+
+// StampFd returns the zero Stamp, which proves nothing.
+func StampFd(int) (Stamp, time.Duration, error) { return Stamp{}, -1, nil }

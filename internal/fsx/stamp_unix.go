@@ -89,3 +89,13 @@ func readStamped(path string, flags int) ([]byte, Stamp, time.Duration, error) {
 }
 
 var errNotRegular = errors.New("not a regular file")
+
+// StampFd returns the stamp of the open file fd, and how settled it must
+// be to prove it unchanged later (Seen.Note).
+func StampFd(fd int) (Stamp, time.Duration, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Stamp{}, 0, err
+	}
+	return stampOf(&st), settleOf(fd, &st), nil
+}
