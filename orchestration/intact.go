@@ -23,6 +23,11 @@ import (
 // writer checks what it is about to write through and can still record a
 // tampering elsewhere.
 func CheckIntact(orchDir string, names ...string) error {
+	// A directory unchanged since a listing showed all of it intact is
+	// intact, whatever the names.
+	if intactKept(orchDir) {
+		return nil
+	}
 	// With names, an Lstat each costs less than a listing.
 	if len(names) == 0 && intactByListing(orchDir) {
 		return nil
@@ -80,16 +85,8 @@ var intactSeen struct {
 // entry-by-entry check, which says what is wrong.
 func intactByListing(orchDir string) bool {
 	now := time.Now()
-	intactSeen.Lock()
-	seen := intactSeen.m[orchDir]
-	intactSeen.Unlock()
-	if seen.Live(now) {
-		if st, err := fsx.StampOf(orchDir, false); err == nil && seen.Holds(st, now) {
-			return true
-		}
-	}
 	ok, st, settle := intactListing(orchDir)
-	seen.Forget()
+	var seen fsx.Seen
 	if ok {
 		seen.Note(st, now, settle)
 	}
@@ -100,6 +97,20 @@ func intactByListing(orchDir string) bool {
 	intactSeen.m[orchDir] = seen
 	intactSeen.Unlock()
 	return ok
+}
+
+// intactKept reports whether a stat of orchDir proves it unchanged since a
+// listing showed it intact.
+func intactKept(orchDir string) bool {
+	now := time.Now()
+	intactSeen.Lock()
+	seen := intactSeen.m[orchDir]
+	intactSeen.Unlock()
+	if !seen.Live(now) {
+		return false
+	}
+	st, err := fsx.StampOf(orchDir, false)
+	return err == nil && seen.Holds(st, now)
 }
 
 // intactListing lists orchDir; true when it shows everything intact, with
