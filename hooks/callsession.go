@@ -116,3 +116,28 @@ func (w *SessionWriter) Finish(ctx context.Context, c *engine.Call) error {
 	cs.sess, cs.err = s, nil
 	return nil
 }
+
+// The intents of a call are asked for once, by the first hook that needs
+// them, so that every hook of one call judges it by the same set, and the
+// intents file is checked once per call.
+
+type callIntentsKey struct{}
+
+type callIntents struct {
+	src Intents
+	set *orchestration.IntentSet
+	err error
+}
+
+// CallIntents returns the intent set in force for c, asked of intents at
+// most once per call.
+func CallIntents(c *engine.Call, intents Intents) (*orchestration.IntentSet, error) {
+	if v, ok := c.Memo(callIntentsKey{}); ok {
+		if ci := v.(*callIntents); ci.src == intents {
+			return ci.set, ci.err
+		}
+	}
+	set, err := intents.Current()
+	c.SetMemo(callIntentsKey{}, &callIntents{src: intents, set: set, err: err})
+	return set, err
+}

@@ -45,7 +45,7 @@ func Gatekeeper(intents Intents, sessions *orchestration.SessionStore) engine.Pr
 		if !mutating {
 			return nil
 		}
-		set, err := intents.Current()
+		set, err := CallIntents(c, intents)
 		if err != nil {
 			return err
 		}

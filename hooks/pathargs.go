@@ -204,7 +204,7 @@ func PathArgScope(reg *engine.Registry, ws *engine.Workspace, intents Intents, a
 		if !reg.MutatingCall(c) || len(rels) == 0 {
 			return nil
 		}
-		in, err := currentIntent(intents, c.Intent)
+		in, err := currentIntent(c, intents, c.Intent)
 		if err != nil {
 			return err
 		}

@@ -21,7 +21,7 @@ func Scope(intents Intents) engine.PreHook {
 		if err != nil || !ok {
 			return err
 		}
-		in, err := currentIntent(intents, c.Intent)
+		in, err := currentIntent(c, intents, c.Intent)
 		if err != nil {
 			return err
 		}
@@ -29,8 +29,8 @@ func Scope(intents Intents) engine.PreHook {
 	})
 }
 
-func currentIntent(intents Intents, id string) (*orchestration.Intent, error) {
-	set, err := intents.Current()
+func currentIntent(c *engine.Call, intents Intents, id string) (*orchestration.Intent, error) {
+	set, err := CallIntents(c, intents)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/intentgate/intentgate/internal/fsx"
 )
 
 // Git gives the revision the workspace is at, for the ledger's vcs field.
@@ -26,6 +28,39 @@ type Git struct {
 	dir  string
 	once sync.Once
 	err  error
+
+	// The files Head reads are kept while a stat proves them unchanged
+	// (fsx.File): a record's revision costs a stat or two, not reads.
+	mu     sync.Mutex
+	files  map[string]*fsx.File
+	packed map[string]packedAnswer // by packed-refs path and ref name
+}
+
+// packedAnswer is a ref looked up in the bytes of a packed-refs file.
+type packedAnswer struct {
+	data []byte
+	sha  string
+	ok   bool
+}
+
+// gitFilesMax bounds the files a Git keeps (a chain of symbolic refs names
+// a few; a workspace that switches branches often names more).
+const gitFilesMax = 64
+
+// read returns the bytes of the file at p, kept between calls, and whether
+// they were read now (fsx.File.Read).
+func (g *Git) read(p string) ([]byte, bool, error) {
+	g.mu.Lock()
+	f, ok := g.files[p]
+	if !ok {
+		if g.files == nil || len(g.files) >= gitFilesMax {
+			g.files, g.packed = map[string]*fsx.File{}, nil
+		}
+		f = fsx.NewFile(p, 0)
+		g.files[p] = f
+	}
+	g.mu.Unlock()
+	return f.Read()
 }
 
 // LazyGit is OpenGit put off until the first Head: a process that records
@@ -109,7 +144,8 @@ func openDotGit(dotgit string, fi fs.FileInfo) (*Git, error) {
 	return g, nil
 }
 
-// Head returns the commit HEAD points to, read afresh on each call. It
+// Head returns the commit HEAD points to, as git's files hold it now (each
+// checked with a stat, read again when it changed). It
 // returns "" without error for a repository with no commits yet, and for a
 // nil *Git (no repository).
 func (g *Git) Head() (string, error) {
@@ -171,7 +207,7 @@ func (g *Git) readRef(name string) (string, bool, error) {
 	if perWorktree(name) {
 		dir = g.gitDir
 	}
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	b, _, err := g.read(filepath.Join(dir, filepath.FromSlash(name)))
 	switch {
 	case err == nil:
 		line, _, _ := strings.Cut(string(b), "\n")
@@ -184,20 +220,48 @@ func (g *Git) readRef(name string) (string, bool, error) {
 	if !strings.HasPrefix(name, "refs/") {
 		return "", false, nil
 	}
-	return packedRef(dir, name)
+	return g.packedRef(dir, name)
 }
 
-// packedRef looks name up in dir/packed-refs.
-func packedRef(dir, name string) (string, bool, error) {
-	f, err := os.Open(filepath.Join(dir, "packed-refs"))
+// packedRef looks name up in dir/packed-refs. The answer is kept with the
+// file's bytes: a large packed-refs is scanned again only when it changed.
+func (g *Git) packedRef(dir, name string) (string, bool, error) {
+	p := filepath.Join(dir, "packed-refs")
+	data, _, err := g.read(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	if len(data) == 0 {
+		return "", false, nil
+	}
+	key := p + "\x00" + name
+	g.mu.Lock()
+	a, known := g.packed[key]
+	g.mu.Unlock()
+	// The answer holds for the very bytes it was found in: a File hands
+	// out the same slice for as long as the file is unchanged.
+	if known && &a.data[0] == &data[0] && len(a.data) == len(data) {
+		return a.sha, a.ok, nil
+	}
+	sha, ok, err := scanPackedRefs(data, name)
+	if err != nil {
+		return "", false, err
+	}
+	g.mu.Lock()
+	if g.packed == nil {
+		g.packed = map[string]packedAnswer{}
+	}
+	g.packed[key] = packedAnswer{data, sha, ok}
+	g.mu.Unlock()
+	return sha, ok, nil
+}
+
+// scanPackedRefs looks name up in the bytes of a packed-refs file.
+func scanPackedRefs(data []byte, name string) (string, bool, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	want := []byte(name)
 	for sc.Scan() {

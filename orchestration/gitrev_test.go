@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // gitRun runs the git CLI in dir, isolated from the user's configuration.
@@ -281,5 +282,63 @@ func TestGitBrokenDotGit(t *testing.T) {
 	}
 	if h, err := g.Head(); err == nil {
 		t.Errorf("Head() through ref: ../../etc/passwd = %q, nil; want an error", h)
+	}
+}
+
+// A Git keeps the files it reads while a stat proves them unchanged. A ref
+// rewritten in place between two calls, the same size, its mtime set back,
+// and a packed-refs file rewritten the same way, must still be seen.
+func TestGitHeadSeesRefsRewrittenInPlace(t *testing.T) {
+	dir := t.TempDir()
+	gitDir := filepath.Join(dir, ".git")
+	for _, d := range []string{"refs/heads", "objects"} {
+		if err := os.MkdirAll(filepath.Join(gitDir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shaA, shaB := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	old := time.Date(2020, 5, 6, 7, 8, 9, 10, time.UTC)
+	put := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(gitDir, filepath.FromSlash(rel))
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("HEAD", "ref: refs/heads/main\n")
+	put("refs/heads/main", shaA+"\n")
+	put("packed-refs", "# pack-refs with: peeled\n"+shaA+" refs/heads/other\n")
+	g, err := OpenGit(dir)
+	if err != nil || g == nil {
+		t.Fatalf("OpenGit = %v, %v", g, err)
+	}
+	// Settled: what Head reads next is kept.
+	time.Sleep(2100 * time.Millisecond)
+	for range 2 {
+		if h := gitHead(t, g); h != shaA {
+			t.Fatalf("Head = %q, want %q", h, shaA)
+		}
+	}
+	put("refs/heads/main", shaB+"\n")
+	if h := gitHead(t, g); h != shaB {
+		t.Fatalf("Head after the loose ref was rewritten in place = %q, want %q", h, shaB)
+	}
+	put("HEAD", "ref: refs/heads/othr\n")
+	if h := gitHead(t, g); h != "" {
+		t.Fatalf("Head on an unborn branch = %q, want \"\"", h)
+	}
+	put("HEAD", "ref: refs/heads/other\n")
+	time.Sleep(2100 * time.Millisecond)
+	for range 2 {
+		if h := gitHead(t, g); h != shaA {
+			t.Fatalf("Head from packed-refs = %q, want %q", h, shaA)
+		}
+	}
+	put("packed-refs", "# pack-refs with: peeled\n"+shaB+" refs/heads/other\n")
+	if h := gitHead(t, g); h != shaB {
+		t.Fatalf("Head after packed-refs was rewritten in place = %q, want %q", h, shaB)
 	}
 }

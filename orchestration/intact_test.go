@@ -5,8 +5,10 @@ package orchestration
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // CheckIntact answers from one listing of .orchestration when everything is
@@ -80,5 +82,46 @@ func TestCheckIntactEachEntry(t *testing.T) {
 	}
 	if err := CheckIntact(link); err == nil || !strings.Contains(err.Error(), "not a plain directory") {
 		t.Errorf(".orchestration a symlink: %v, want a refusal", err)
+	}
+}
+
+// CheckIntact keeps the directory's stamp from a listing that showed it
+// intact, and answers from a stat while it holds. Every swap of an entry
+// after that, between two checks, is still refused.
+func TestCheckIntactSeesSwapsAfterAKeptListing(t *testing.T) {
+	outside := t.TempDir()
+	for _, e := range intactEntries {
+		orch := filepath.Join(t.TempDir(), ".orchestration")
+		if err := os.MkdirAll(filepath.Join(orch, "sessions"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(orch, e.name)
+		if e.dir {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Settled past the file system's clock ticks (and whole-second
+		// timestamps), the listing is kept.
+		time.Sleep(100 * time.Millisecond)
+		if runtime.GOOS != "linux" {
+			time.Sleep(2 * time.Second)
+		}
+		for range 2 {
+			if err := CheckIntact(orch); err != nil {
+				t.Fatalf("%s: intact directory: %v", e.name, err)
+			}
+		}
+		if err := os.RemoveAll(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckIntact(orch); err == nil || !strings.Contains(err.Error(), e.name) {
+			t.Errorf("%s swapped for a symlink after a kept listing: %v, want a refusal naming it", e.name, err)
+		}
 	}
 }

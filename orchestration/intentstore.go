@@ -5,37 +5,33 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/intentgate/intentgate/internal/fsx"
 )
 
 // intentsDebounce coalesces the bursts of events one save produces (write
 // temp, rename, chmod) into a single reload.
 const intentsDebounce = 50 * time.Millisecond
 
-// intentsRacyWindow is how close to the time we read the file its mtime may
-// be before size+mtime+identity can no longer prove it unchanged: a write in
-// the same timestamp tick, keeping the size, is invisible to stat. Within the
-// window the bytes are compared instead (git calls such entries racily clean).
-// Two seconds covers the coarsest common timestamp resolution (FAT).
-const intentsRacyWindow = 2 * time.Second
-
 // IntentStore keeps the intents file loaded and current. A bad edit keeps the
 // last good set in force; a missing or unreadable file denies (fail closed).
 // It is safe for concurrent use.
 type IntentStore struct {
 	path string
+	// file keeps the bytes last examined while a stat proves them current
+	// (fsx.File): a call costs one stat, a read only after a change.
+	file *fsx.File
 
 	mu      sync.Mutex
-	good    *IntentSet  // last set that parsed, nil since the file went missing
-	problem error       // why the file on disk is not in force, nil if it is
-	fi      os.FileInfo // stat of the version last examined, nil if none
-	sum     [32]byte    // sha256 of the bytes last examined
-	readAt  time.Time   // when they were read
+	good    *IntentSet // last set that parsed, nil since the file went missing
+	problem error      // why the file on disk is not in force, nil if it is
+	have    bool       // sum holds the bytes last examined
+	sum     [32]byte   // their sha256
 
 	w    *fsnotify.Watcher // nil when watching is unavailable
 	done chan struct{}
@@ -51,7 +47,7 @@ type IntentStore struct {
 // intents file; Watch starts one for a process that wants edits noticed
 // while it is idle.
 func OpenIntentStore(path string) (*IntentStore, error) {
-	s := &IntentStore{path: path, done: make(chan struct{})}
+	s := &IntentStore{path: path, file: fsx.NewFile(path, 0), done: make(chan struct{})}
 	s.refresh(true)
 	if s.problem != nil {
 		return nil, s.problem
@@ -163,9 +159,13 @@ func (s *IntentStore) refresh(force bool) {
 }
 
 // refreshLocked brings the store up to date with the file. Unless force is
-// set, a file whose stat is unchanged and not racy is taken as unchanged.
+// set, a file whose stamp shows it unchanged since it was last examined is
+// not read (fsx.File says when a stamp proves that).
 func (s *IntentStore) refreshLocked(force bool) {
-	fi, err := os.Stat(s.path)
+	if force {
+		s.file.Forget()
+	}
+	data, fresh, err := s.file.Read()
 	if err != nil {
 		s.lost()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -175,20 +175,12 @@ func (s *IntentStore) refreshLocked(force bool) {
 		}
 		return
 	}
-	if !force && s.fi != nil && intentsSameStat(s.fi, fi) && fi.ModTime().Before(s.readAt.Add(-intentsRacyWindow)) {
-		return
-	}
-	readAt := time.Now()
-	data, err := os.ReadFile(s.path)
-	if err != nil {
-		s.lost()
-		s.problem = fmt.Errorf("intents file %s: %w", s.path, err)
+	if !fresh {
 		return
 	}
 	sum := sha256.Sum256(data)
-	same := s.fi != nil && sum == s.sum
-	intentsPinIdentity(fi)
-	s.fi, s.sum, s.readAt = fi, sum, readAt
+	same := s.have && sum == s.sum
+	s.have, s.sum = true, sum
 	if same {
 		return
 	}
@@ -204,19 +196,6 @@ func (s *IntentStore) refreshLocked(force bool) {
 // deleted, a broken file appearing in its place must not bring back intents
 // from before the deletion.
 func (s *IntentStore) lost() {
-	s.fi, s.good = nil, nil
-}
-
-// intentsSameStat reports whether two stats describe the same unchanged
-// file: same size, same mtime and the same file (inode, or file index on
-// Windows), so that a rename over the file is noticed even within one tick.
-func intentsSameStat(a, b os.FileInfo) bool {
-	return a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && os.SameFile(a, b)
-}
-
-// intentsPinIdentity makes fi remember which file it describes. On Windows
-// os.SameFile looks the file index up by path on first use, which would find
-// the replacement, not the file that was read; asking once now caches it.
-func intentsPinIdentity(fi os.FileInfo) {
-	os.SameFile(fi, fi)
+	s.have, s.good = false, nil
+	s.file.Forget()
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/intentgate/intentgate/internal/fsx"
 )
 
 // DefaultMode is the mode of a session that has not chosen one.
@@ -436,11 +438,13 @@ func (p *modesParser) group(e *yaml.Node, label string) (ModeGroup, *yaml.Node, 
 	return g, e, len(p.errs) == errs
 }
 
-// ModeStore keeps the modes of a workspace current. The file is read again
-// whenever its bytes change; a bad edit keeps the last good set in force and
-// is reported by Problem. It is safe for concurrent use.
+// ModeStore keeps the modes of a workspace current. The file is parsed
+// again whenever its bytes change, and read again whenever a stat cannot
+// prove them unchanged (fsx.File); a bad edit keeps the last good set in
+// force and is reported by Problem. It is safe for concurrent use.
 type ModeStore struct {
 	path string
+	file *fsx.File
 
 	mu      sync.Mutex
 	good    *ModeSet
@@ -450,7 +454,9 @@ type ModeStore struct {
 }
 
 // OpenModes returns the store for the custom modes file at path.
-func OpenModes(path string) *ModeStore { return &ModeStore{path: path} }
+func OpenModes(path string) *ModeStore {
+	return &ModeStore{path: path, file: fsx.NewFile(path, 0)}
+}
 
 // Current returns the modes in force. It fails only when no version of the
 // file has been in force in this process (a missing file puts the built-in
@@ -459,8 +465,10 @@ func OpenModes(path string) *ModeStore { return &ModeStore{path: path} }
 func (s *ModeStore) Current() (*ModeSet, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	data, err := os.ReadFile(s.path)
+	data, fresh, err := s.file.Read()
 	switch {
+	case err == nil && !fresh:
+		// The bytes examined last time, unchanged.
 	case errors.Is(err, fs.ErrNotExist):
 		if s.good == nil || s.read {
 			s.good = BuiltinModes() // built once while the file stays missing

@@ -190,6 +190,10 @@ type SessionStore struct {
 	// the start of the call and again under the lock at its end).
 	mu   sync.Mutex
 	seen map[string]sessionSeen
+	// files keeps, per session id, the file's bytes while a stat proves
+	// them current (fsx.File), so that the loads of a call cost a stat
+	// each, and a read only after the file changed.
+	files map[string]*fsx.File
 
 	// Batching of derived updates (Batch): bmu is held while a session
 	// with pending changes is read or written, so that no load sees the
@@ -378,8 +382,26 @@ func (s *SessionStore) loadPending(id string) (*Session, []byte, bool, error) {
 	return sess, data, exists, nil
 }
 
+// fileOf returns the kept file of session id.
+func (s *SessionStore) fileOf(id string) *fsx.File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.files[id]; ok {
+		return f
+	}
+	if s.files == nil || len(s.files) >= sessionsSeenMax {
+		s.files = map[string]*fsx.File{}
+	}
+	f := fsx.NewFile(s.path(id), 0)
+	s.files[id] = f
+	return f
+}
+
+// readFile returns the bytes of the file of session id (shared: never
+// change them) and whether it exists. A FIFO or anything else that is not
+// a regular file there is an error, never a wait.
 func (s *SessionStore) readFile(id string) ([]byte, bool, error) {
-	data, err := os.ReadFile(s.path(id))
+	data, _, err := s.fileOf(id).Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}

@@ -494,3 +494,40 @@ func TestSessionsBatchedDerivedUpdates(t *testing.T) {
 		t.Fatalf("after Close a derived update waits: %+v, %v", s, err)
 	}
 }
+
+// A store keeps a session file's bytes while a stat proves them current.
+// A forgery written in place between two loads, the same size, its mtime
+// set back, must still be read and refused.
+func TestSessionsKeptFileSeesTampering(t *testing.T) {
+	s := OpenSessions(filepath.Join(t.TempDir(), ".orchestration", "sessions"))
+	if _, err := s.Update("victim", func(sess *Session) error { sess.Intent = "INT-narrow"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	p := s.path("victim")
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Settled: past the file system's clock ticks and any whole-second
+	// timestamps, the store keeps what it reads next.
+	time.Sleep(2100 * time.Millisecond)
+	for range 2 {
+		if sess, err := s.Load("victim"); err != nil || sess.Intent != "INT-narrow" {
+			t.Fatalf("Load = %v, %v", sess, err)
+		}
+	}
+	forged := bytes.Replace(orig, []byte("INT-narrow"), []byte("INT-wide00"), 1)
+	if err := os.WriteFile(p, forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if sess, err := s.Load("victim"); !errors.Is(err, ErrSessionRefused) {
+		t.Fatalf("Load after a same-size forgery with the mtime set back = %+v, %v; want ErrSessionRefused", sess, err)
+	}
+}
