@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
-	"syscall"
 	"testing"
 )
 
@@ -53,6 +53,19 @@ func ledgerTestWriteOnly(t *testing.T, l *Ledger, rec *Record) (ledgerHandle, le
 	return h, mark
 }
 
+// ledgerTestNeedsSharing skips where the ledger shares no fsync across
+// processes (ledgerStatKey has no form there: Windows).
+func ledgerTestNeedsSharing(t *testing.T) {
+	t.Helper()
+	fi, err := os.Stat(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ledgerStatKey(fi); !ok {
+		t.Skip("no fsync is shared across processes on " + runtime.GOOS)
+	}
+}
+
 func ledgerTestOpen(t *testing.T, path string) *Ledger {
 	t.Helper()
 	l, err := OpenLedger(path)
@@ -71,6 +84,7 @@ func ledgerTestOpen(t *testing.T, path string) *Ledger {
 // so A's sync finds B's mark and skips its own fsync. A line written after
 // B's fsync began is not covered by it.
 func TestLedgerSyncSharedAcrossProcesses(t *testing.T) {
+	ledgerTestNeedsSharing(t)
 	path := filepath.Join(t.TempDir(), ".orchestration", LedgerName)
 	a, b := ledgerTestOpen(t, path), ledgerTestOpen(t, path)
 	count := ledgerTestCount(t)
@@ -191,6 +205,7 @@ func TestLedgerAckFollowsAnFsyncBegunAfterTheWrite(t *testing.T) {
 // (leaving a good mark that covers A's line), the mark is then damaged, and
 // A's sync must still fsync.
 func TestLedgerSyncMarkDistrusted(t *testing.T) {
+	ledgerTestNeedsSharing(t)
 	key, err := cachedWorkspaceKey(t.TempDir()) // some other workspace's key
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +280,7 @@ func TestLedgerSyncMarkDistrusted(t *testing.T) {
 		}},
 		{"a FIFO", func(t *testing.T, path string, _ []byte) {
 			os.Remove(path + ".sync.lock")
-			if err := syscall.Mkfifo(path+".sync.lock", 0o644); err != nil {
+			if err := ledgerTestMkfifo(path + ".sync.lock"); err != nil {
 				t.Skip("no FIFOs here:", err)
 			}
 		}},
@@ -344,6 +359,9 @@ func ledgerTestKey(t *testing.T, ledgerPath string) []byte {
 // append locks the file the path names now, so that it excludes processes
 // that open the path afresh.
 func TestLedgerHeldLockFollowsReplacedLockFile(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("an open file cannot be removed on Windows")
+	}
 	path := filepath.Join(t.TempDir(), ".orchestration", LedgerName)
 	l := ledgerTestOpen(t, path)
 	for i, change := range []func(){
