@@ -144,6 +144,10 @@ func (m *ledgerSyncMark) holds(f *os.File) bool {
 // offset h is known durable.
 func (s *ledgerShare) sync(ledgerPath string, h ledgerHandle, target ledgerMark) (int64, error) {
 	need := target.end
+	id, idOK := ledgerStatKey(h.fi)
+	if !idOK {
+		return need, ledgerSync(h.f)
+	}
 	s.once.Do(func() {
 		// The key of the workspace the ledger is in (ws/.orchestration/
 		// agent_trace.jsonl). Without one, nothing is shared.
@@ -153,8 +157,7 @@ func (s *ledgerShare) sync(ledgerPath string, h ledgerHandle, target ledgerMark)
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, idOK := ledgerStatKey(h.fi)
-	if s.key == nil || !idOK || s.closed {
+	if s.key == nil || s.closed {
 		return need, ledgerSync(h.f)
 	}
 	if s.lock.lock() != nil {
