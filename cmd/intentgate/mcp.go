@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -19,6 +20,7 @@ type mcpOptions struct {
 	agent     string // agent name for calls, instead of the client's name
 	model     string
 	verbose   bool
+	maxMsg    int // bytes of one message on stdin
 }
 
 func newMCPCmd() *cobra.Command {
@@ -44,6 +46,13 @@ A refusal is a tool result with isError set whose text is the denial JSON, e.g.
 a tool that failed is a result with isError set and the error's message.
 Nothing but MCP messages is written to stdout; logs go to stderr.
 
+One message (a line of JSON-RPC) may be up to --max-message-size bytes
+(default 16 MiB, the MCP SDK's own limit; a write_to_file call carries the
+whole file in it). A longer line ends the connection: the requests before it
+are answered, then the client gets a JSON-RPC error (code -32600, id null)
+that names the limit, the same message goes to stderr, and intentgate mcp
+exits with status 1.
+
 The workspace is found from --workspace (default: the current directory)
 upwards, as dispatch finds it. Where there is none, every call is refused and
 nothing is created there.
@@ -59,6 +68,7 @@ nothing is created there.
 	cmd.Flags().StringVar(&o.agent, "agent", "", "agent name recorded for calls (default: the client's name)")
 	cmd.Flags().StringVar(&o.model, "model", "", "model id recorded for calls")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "log every call on stderr")
+	cmd.Flags().IntVar(&o.maxMsg, "max-message-size", mcpserver.DefaultMaxMessage, "the longest message read from stdin, in bytes (1 KiB to 1 GiB)")
 	return cmd
 }
 
@@ -66,13 +76,16 @@ func runMCP(ctx context.Context, o *mcpOptions, in io.Reader, out, errw io.Write
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if o.maxMsg < 1<<10 || o.maxMsg > 1<<30 {
+		return fmt.Errorf("--max-message-size %d: give a size in bytes from 1024 (1 KiB) to 1073741824 (1 GiB); the default is %d (16 MiB)", o.maxMsg, mcpserver.DefaultMaxMessage)
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	level := slog.LevelWarn
 	if o.verbose {
 		level = slog.LevelInfo
 	}
-	opts := mcpserver.Options{Session: o.session, Agent: o.agent, Model: o.model, Version: version,
+	opts := mcpserver.Options{Session: o.session, Agent: o.agent, Model: o.model, Version: version, MaxMessage: o.maxMsg,
 		Log: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level}))}
 	start := o.workspace
 	if start == "" {

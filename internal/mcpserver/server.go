@@ -28,7 +28,10 @@ type Options struct {
 	Agent   string // agent name for calls, instead of the client's name
 	Model   string
 	Version string // intentgate's version, told to clients
-	Log     *slog.Logger
+	// MaxMessage bounds one message on stdio (a line, without its
+	// newline), in bytes; 0 means DefaultMaxMessage.
+	MaxMessage int
+	Log        *slog.Logger
 }
 
 // Server is the MCP face of one governed workspace. It may serve many
@@ -52,8 +55,19 @@ func New(rt *gate.Runtime, why string, o Options) *Server {
 // without waiting for answers: tool calls are handed on in the order they
 // came, each once the one before it is answered.
 func (m *toolServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	g := newEOFGate(in, out)
-	err := m.Serve(ctx, &mcp.IOTransport{Reader: g, Writer: g})
+	in, restore := pollableInput(in)
+	defer restore()
+	g := newEOFGate(in, out, m.o.MaxMessage)
+	// The gate hands on no line longer than g.max and its newline; the
+	// SDK's own bound is set just past that, so that the gate's error is
+	// the one the client gets.
+	err := m.Serve(ctx, &mcp.IOTransport{Reader: g, Writer: g, MaxLineLength: g.max + 2})
+	g.mu.Lock()
+	tooLarge := g.tooLarge
+	g.mu.Unlock()
+	if tooLarge != nil {
+		return tooLarge
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil // a signal, or the client hung up: both end the session
 	}
@@ -62,6 +76,8 @@ func (m *toolServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer
 
 // Serve runs one connection until the client ends it or ctx is done.
 func (m *toolServer) Serve(ctx context.Context, t mcp.Transport) error {
+	m.startWarm()
+	defer m.stopWarm()
 	ss, err := m.srv.Connect(ctx, t, nil)
 	if err != nil {
 		return err
@@ -92,6 +108,12 @@ type toolServer struct {
 	// those ids, so they need no session file until the connection ends.
 	held *hooks.HeldSessions
 
+	// warm hands calls to a goroutine that runs them one after another,
+	// while a connection is served (see onWarmStack).
+	warm    chan func()
+	serving int           // connections being served; under mu
+	stop    chan struct{} // ends the goroutine that reads warm
+
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]string // the ids this server made
 	problem  string                        // the last intents problem reported
@@ -102,7 +124,7 @@ func newToolServer(rt *gate.Runtime, o Options) *toolServer {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	m := &toolServer{rt: rt, o: o, sessions: map[*mcp.ServerSession]string{}, log: o.Log}
+	m := &toolServer{rt: rt, o: o, sessions: map[*mcp.ServerSession]string{}, log: o.Log, warm: make(chan func())}
 	if rt != nil && rt.Stores() != nil {
 		m.held = hooks.NewHeldSessions(rt.Stores().Sessions)
 	}
@@ -127,6 +149,61 @@ func newToolServer(rt *gate.Runtime, o Options) *toolServer {
 		}, m.handler(t.Name))
 	}
 	return m
+}
+
+// The SDK runs every request on a goroutine of its own, which starts with a
+// small stack; a governed write needs a deep one, so each call grew its
+// stack again, copying it each time (about 2.5% of the server's CPU per
+// write_to_file). onWarmStack runs f on one long-lived goroutine instead,
+// whose stack stays grown, when that goroutine is free; else (calls of
+// several connections at once) on the caller's.
+func (m *toolServer) onWarmStack(f func()) {
+	var p any
+	done := make(chan struct{})
+	job := func() {
+		defer close(done)
+		defer func() { p = recover() }()
+		f()
+	}
+	select {
+	case m.warm <- job:
+		<-done
+		if p != nil {
+			panic(p) // on the caller's goroutine, as if f had run there
+		}
+	default:
+		f()
+	}
+}
+
+// startWarm starts the goroutine of onWarmStack with the first connection
+// served; stopWarm ends it with the last.
+func (m *toolServer) startWarm() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.serving++
+	if m.serving == 1 {
+		m.stop = make(chan struct{})
+		go func(stop chan struct{}) {
+			for {
+				select {
+				case f := <-m.warm:
+					f()
+				case <-stop:
+					return
+				}
+			}
+		}(m.stop)
+	}
+}
+
+func (m *toolServer) stopWarm() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.serving--
+	if m.serving == 0 {
+		close(m.stop)
+	}
 }
 
 // session is the intentgate session of a connection: the one --session
@@ -199,7 +276,9 @@ func (m *toolServer) handler(tool string) mcp.ToolHandler {
 		if own && m.held != nil {
 			m.held.Hold(c)
 		}
-		res, err := m.rt.Dispatch(ctx, c)
+		var res *engine.Result
+		var err error
+		m.onWarmStack(func() { res, err = m.rt.Dispatch(ctx, c) })
 		m.reportProblem()
 		return m.result(c, res, err), nil
 	}

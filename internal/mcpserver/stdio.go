@@ -3,9 +3,12 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // eofGate carries the stdio stream between the client and the SDK, and does
@@ -22,9 +25,17 @@ import (
 //     (modelcontextprotocol/go-sdk#1061), so a client that sends its requests
 //     and closes stdin, as `intentgate mcp < calls.jsonl` does, would
 //     otherwise get no answers to the last of them.
+//
+// It also bounds a message: a line longer than max bytes ends the
+// connection (MessageTooLargeError) once the lines before it are answered,
+// so that a client sending without newlines cannot make it buffer without
+// end.
 type eofGate struct {
-	r io.Reader
-	w io.Writer
+	r   io.Reader
+	w   io.Writer
+	max int // the longest line read, without its newline
+
+	wmu sync.Mutex // one Write to w at a time (the SDK's answers, the gate's error)
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -36,14 +47,38 @@ type eofGate struct {
 	buf      []byte              // what Read reads the input into
 	eof      bool
 	closed   bool
+	tooLarge *MessageTooLargeError // a line went past max: nothing more is read
+}
+
+// DefaultMaxMessage is the largest message (one line of JSON-RPC, without
+// its newline) the stdio server reads unless Options.MaxMessage says
+// otherwise: the MCP SDK's own default line limit.
+const DefaultMaxMessage = mcp.DefaultMaxLineLength
+
+// MessageTooLargeError ends a stdio connection whose client sent a line
+// longer than the limit.
+type MessageTooLargeError struct {
+	Max int // the limit, in bytes
+}
+
+func (e *MessageTooLargeError) Error() string {
+	size := fmt.Sprintf("%d bytes", e.Max)
+	if e.Max >= 1<<20 && e.Max%(1<<20) == 0 {
+		size += fmt.Sprintf(" (%d MiB)", e.Max>>20)
+	}
+	return "a message on stdin is longer than " + size + ", the largest this server reads; " +
+		"the connection is closed (start intentgate mcp with --max-message-size BYTES to raise the limit)"
 }
 
 // eofGateMax bounds the wait for answers after the input ended: longer than
 // any tool takes (execute_command stops a command after two minutes).
 const eofGateMax = 5 * time.Minute
 
-func newEOFGate(r io.Reader, w io.Writer) *eofGate {
-	g := &eofGate{r: r, w: w, inflight: map[string]struct{}{}}
+func newEOFGate(r io.Reader, w io.Writer, max int) *eofGate {
+	if max <= 0 {
+		max = DefaultMaxMessage
+	}
+	g := &eofGate{r: r, w: w, max: max, inflight: map[string]struct{}{}}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -51,6 +86,10 @@ func newEOFGate(r io.Reader, w io.Writer) *eofGate {
 func (g *eofGate) Read(p []byte) (int, error) {
 	g.mu.Lock()
 	for len(g.lines) == 0 {
+		if g.tooLarge != nil {
+			g.mu.Unlock()
+			return 0, g.refuseTooLarge()
+		}
 		if g.eof || g.closed {
 			g.mu.Unlock()
 			return 0, g.waitAnswered()
@@ -62,14 +101,33 @@ func (g *eofGate) Read(p []byte) (int, error) {
 		buf := g.buf // Read is called by one goroutine at a time, the SDK's reader
 		n, err := g.r.Read(buf)
 		g.mu.Lock()
+		from := len(g.partial) // what was there before holds no newline
 		g.partial = append(g.partial, buf[:n]...)
 		for {
-			i := bytes.IndexByte(g.partial, '\n')
+			i := bytes.IndexByte(g.partial[from:], '\n')
 			if i < 0 {
 				break
 			}
+			i += from
+			if i > g.max {
+				break // refused below, after the lines before it
+			}
+			if i+1 == len(g.partial) {
+				// The line is all there is (the usual case): hand on
+				// these bytes, no copy.
+				g.lines = append(g.lines, g.partial)
+				g.partial = nil
+				break
+			}
 			g.lines = append(g.lines, bytes.Clone(g.partial[:i+1]))
-			g.partial = g.partial[i+1:]
+			g.partial, from = g.partial[i+1:], 0
+		}
+		if len(g.partial) > g.max {
+			// Stop reading: what came after the long line is not looked
+			// at, and its bytes are let go.
+			g.tooLarge = &MessageTooLargeError{Max: g.max}
+			g.partial, g.buf = nil, nil
+			continue
 		}
 		if len(g.partial) == 0 {
 			g.partial = nil // let a large line's buffer go
@@ -135,10 +193,32 @@ func (g *eofGate) waitAnswered() error {
 	return io.EOF
 }
 
+// refuseTooLarge waits for the answers to the requests read before the long
+// line, tells the client why the connection ends, and returns the error.
+func (g *eofGate) refuseTooLarge() error {
+	g.waitAnswered()
+	e := g.tooLarge
+	msg, _ := json.Marshal(e.Error())
+	g.wmu.Lock()
+	fmt.Fprintf(g.w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":%s,"data":{"max_message_bytes":%d}}}`+"\n", msg, e.Max)
+	g.wmu.Unlock()
+	return e
+}
+
 func (g *eofGate) Write(p []byte) (int, error) {
+	g.wmu.Lock()
 	n, err := g.w.Write(p)
+	g.wmu.Unlock()
 	var answered []string
-	for _, line := range bytes.Split(p, []byte("\n")) {
+	for rest := p; len(rest) > 0; {
+		// The SDK writes one message and its newline at a time: no
+		// slice of lines is made for that.
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
 		for _, h := range rpcHeads(line) {
 			if h.Method == "" && h.hasID() {
 				answered = append(answered, normalID(h.ID))
