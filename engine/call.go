@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // Agent identifies who issued a call.
@@ -81,36 +80,38 @@ func (c *Call) syncLater(d *os.File, done func()) error {
 }
 
 // SyncPending fsyncs, at the same time, the directories whose renames this
-// call made and has not synced yet, and returns the first error. The trace
-// runs it alongside the ledger's fsync, so that a governed write waits for
+// call made and has not synced yet, and returns the first error. Dispatch
+// runs it before it returns, so that nothing is acknowledged before its
+// rename is durable.
+func (c *Call) SyncPending() error { return c.StartPendingSync()() }
+
+// StartPendingSync starts the fsyncs SyncPending would do and returns at
+// once; the function it returns waits for them and returns the first
+// error. The trace starts them before it appends the call's record and
+// waits after the ledger's own fsync, so that a governed write waits for
 // the disk twice (its new content with its journal entry, then its
-// directory with its record), like a plain durable write. Dispatch runs it
-// again before it returns, so nothing is acknowledged before its rename is
-// durable.
-func (c *Call) SyncPending() error {
+// directory with its record), like a plain durable write, with one thread
+// in a system call at a time.
+func (c *Call) StartPendingSync() (wait func() error) {
 	if c == nil || len(c.dirs) == 0 {
-		return nil
+		return func() error { return nil }
 	}
 	dirs := c.dirs
 	c.dirs = nil
-	errs := make([]error, len(dirs))
-	var wg sync.WaitGroup
-	for i, d := range dirs[1:] {
-		if slices.ContainsFunc(dirs[:i+1], func(e pendingDir) bool { return e.f == d.f }) {
-			continue // the same directory, synced once
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i+1] = syncDirFile(d.f)
-		}()
-	}
-	errs[0] = syncDirFile(dirs[0].f)
-	wg.Wait()
+	var files []*os.File
 	for _, d := range dirs {
-		d.done()
+		if !slices.Contains(files, d.f) {
+			files = append(files, d.f) // the same directory, synced once
+		}
 	}
-	return errors.Join(errs...)
+	s := startDirSyncs(files)
+	return func() error {
+		errs := s.wait()
+		for _, d := range dirs {
+			d.done()
+		}
+		return errors.Join(errs...)
+	}
 }
 
 // Memo returns what a hook stored for this call under key (SetMemo), so

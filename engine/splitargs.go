@@ -60,6 +60,15 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
+// plainInString marks the bytes a JSON string literal holds as they are:
+// all but '"', '\\' and the control characters.
+var plainInString = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // stringEnd returns the offset just past the JSON string literal starting
 // at b[i], checking what encoding/json checks: no control characters, only
 // known escapes, four hex digits after \u (UTF-8 is not checked: encoding/json
@@ -69,6 +78,12 @@ func stringEnd(b []byte, i int) (int, bool) {
 		return 0, false
 	}
 	for i++; i < len(b); i++ {
+		for i < len(b) && plainInString[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, true

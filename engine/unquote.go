@@ -66,7 +66,7 @@ func unquote(raw []byte) (s string, ok bool) {
 		case c < utf8.RuneSelf:
 			// A run of plain ASCII is copied at once.
 			j := i + 1
-			for j < len(body) && body[j] < utf8.RuneSelf && body[j] >= 0x20 && body[j] != '"' && body[j] != '\\' {
+			for j < len(body) && plainASCII[body[j]] {
 				j++
 			}
 			b.Write(body[i:j])
@@ -83,6 +83,15 @@ func unquote(raw []byte) (s string, ok bool) {
 	}
 	return b.String(), true
 }
+
+// plainASCII marks the bytes a JSON string holds as they are and that
+// decode to themselves: ASCII from space on, but for '"' and '\\'.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // lowSurrogate reads a \uXXXX escape at the start of p.
 func lowSurrogate(p []byte) (rune, int) {

@@ -667,18 +667,16 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 	return ch, nil
 }
 
-// syncTogether fsyncs a and b at the same time, having started both
-// writebacks first, and closes them. Both files are written before either
-// sync begins, so the journal transaction the first sync commits holds
-// both: on ext4 the second sync finds its transaction committed or being
-// committed, and the two cost one round of the disk.
+// syncTogether fsyncs a and b at the same time (SyncFiles), having started
+// both writebacks first, and closes them. Both files are written before
+// either sync begins, so the journal transaction the first sync commits
+// holds both: on ext4 the second sync finds its transaction committed or
+// being committed, and the two cost one round of the disk.
 func syncTogether(a, b *os.File) error {
 	startWriteback(a)
 	startWriteback(b)
-	errA := make(chan error, 1)
-	go func() { errA <- a.Sync() }()
-	eb := b.Sync()
-	ea := <-errA
+	errs := SyncFiles(a, b)
+	ea, eb := errs[0], errs[1]
 	if err := a.Close(); ea == nil {
 		ea = err
 	}

@@ -56,6 +56,22 @@ func syncDirFile(f *os.File) error {
 	return nil
 }
 
+// dirSyncs is syncDirFile for several directories at the same time,
+// started by startDirSyncs.
+type dirSyncs struct{ s *Syncing }
+
+func startDirSyncs(dirs []*os.File) dirSyncs { return dirSyncs{StartSync(dirs...)} }
+
+func (d dirSyncs) wait() []error {
+	errs := d.s.Wait()
+	for i, err := range errs {
+		if errors.Is(err, syscall.EINVAL) {
+			errs[i] = nil
+		}
+	}
+	return errs
+}
+
 func readRandom(b []byte) (int, error) { return rand.Read(b) }
 
 const (

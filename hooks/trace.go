@@ -31,7 +31,9 @@ type Recorder interface {
 
 // ContentRecorder is a Recorder that also takes, for the record of a change,
 // the content the change left (hashing to rec's after_sha256), so that it
-// need not read the file again, which may have changed since.
+// need not read the file again, which may have changed since. after is the
+// change's new content, which nobody modifies afterwards: a recorder may
+// keep it without copying.
 type ContentRecorder interface {
 	Recorder
 	RecordedContent(rec *orchestration.Record, line, after []byte) error
@@ -156,14 +158,13 @@ func (t *Trace) Post(ctx context.Context, c *engine.Call, r *engine.Result) erro
 			after = ch.After
 		}
 		// The directory fsyncs of the call's renames run alongside the
-		// ledger's, and the journal entry goes only once both are done.
-		var syncErr error
-		along := func() {
-			if err := c.SyncPending(); err != nil {
-				syncErr = err
-			}
-		}
-		if err := t.append(rec, after, along); err != nil {
+		// ledger's: started before the record is appended, waited for
+		// once it is durable. The journal entry goes only once both are
+		// done.
+		waitDirs := c.StartPendingSync()
+		err = t.append(rec, after)
+		syncErr := waitDirs()
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -209,13 +210,13 @@ func (t *Trace) Denied(ctx context.Context, c *engine.Call, d *engine.Denial) er
 	if err != nil {
 		return err
 	}
-	return t.append(rec, nil, nil)
+	return t.append(rec, nil)
 }
 
 // append retries briefly: a full disk or a lock held by a crashed process may
 // clear, and a record must not be dropped silently. The last error is
 // returned so the front door reports it. Recorders run once the record is in.
-func (t *Trace) append(rec *orchestration.Record, after []byte, along func()) error {
+func (t *Trace) append(rec *orchestration.Record, after []byte) error {
 	// A command may have swapped the directory for a link since the call
 	// began; appending through it would write outside the workspace.
 	if err := orchestration.CheckIntact(filepath.Dir(t.cfg.Ledger.Path()), orchestration.LedgerName, orchestration.LedgerName+".lock"); err != nil {
@@ -224,7 +225,7 @@ func (t *Trace) append(rec *orchestration.Record, after []byte, along func()) er
 	var line []byte
 	var err error
 	for i, wait := 0, 10*time.Millisecond; i < 3; i, wait = i+1, wait*4 {
-		if line, err = t.cfg.Ledger.AppendLineAlong(rec, along); err == nil {
+		if line, err = t.cfg.Ledger.AppendLine(rec); err == nil {
 			break
 		}
 		time.Sleep(wait)

@@ -16,6 +16,10 @@
 // failed. A line that is not a call is answered with an error and skipped; a
 // line over MaxCallBytes is consumed to its end and answered with an error,
 // never half-read.
+//
+// For profiling, INTENTGATE_CPUPROFILE=FILE in the environment writes a
+// CPU profile of Serve (go tool pprof reads it) to FILE; it is not for
+// users and not in --help.
 package dispatch
 
 import (
@@ -26,6 +30,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/internal/gate"
@@ -68,6 +74,12 @@ type Options struct {
 // ends. Each answer is flushed before the next call is read: the caller may
 // be waiting for it before it sends the next call.
 func Serve(ctx context.Context, rt *gate.Runtime, o Options, in io.Reader, out io.Writer) error {
+	if p := os.Getenv("INTENTGATE_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+	}
 	r := bufio.NewReaderSize(in, 1<<18) // a 64 KiB write in one piece
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)

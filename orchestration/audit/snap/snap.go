@@ -127,11 +127,16 @@ func Write(indexDir, sha string, content []byte) error {
 // WriteHashed is Write for content the caller has just hashed to sha
 // itself.
 func WriteHashed(indexDir, sha string, content []byte) error {
+	return writeFingerprints(indexDir, sha, Fingerprints(SplitLines(content)))
+}
+
+// writeFingerprints stores fps as the snapshot of the content hashing to
+// sha.
+func writeFingerprints(indexDir, sha string, fps []uint64) error {
 	if !ValidSHA(sha) {
 		return errors.New("snapshot: not a content hash")
 	}
 	p := Path(indexDir, sha)
-	fps := Fingerprints(SplitLines(content))
 	b := make([]byte, 0, 12+8*len(fps))
 	b = append(b, Magic...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(fps)))
@@ -149,12 +154,12 @@ func WriteHashed(indexDir, sha string, content []byte) error {
 // snapshotted before, since the name is its hash) is kept; any other, left
 // by a crash, is replaced atomically.
 func writeNew(p string, b []byte) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|fsx.NoFollow, 0o644)
+	err := createWrite(p, b)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|fsx.NoFollow, 0o644)
+		err = createWrite(p, b)
 	}
 	if errors.Is(err, fs.ErrExist) {
 		if fi, serr := os.Lstat(p); serr == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(b)) {
@@ -167,16 +172,6 @@ func writeNew(p string, b []byte) error {
 		}
 		return WriteAtomic(p, b)
 	}
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(p)
-	}
 	return err
 }
 
@@ -187,6 +182,7 @@ func writeNew(p string, b []byte) error {
 type Capture struct {
 	workspace string
 	indexDir  string
+	recent    recent
 }
 
 // NewCapture returns a Capture for the workspace whose ledger is at ledger.
@@ -219,7 +215,8 @@ func (c *Capture) Recorded(rec *orchestration.Record, _ []byte) error {
 // RecordedContent snapshots the content a change left, from the bytes the
 // trace has in hand (hashed once, when the change was made, to the record's
 // after_sha256): no file is read again. The snapshot file is a cache, written
-// without fsync.
+// without fsync. after must not change afterwards: the Capture keeps it for
+// a while, to snapshot the file's next version from it.
 func (c *Capture) RecordedContent(rec *orchestration.Record, _ []byte, after []byte) error {
 	if rec == nil || rec.Meta == nil || !isChange(rec) || rec.Meta.Mutation == orchestration.MutationDelete {
 		return nil
@@ -227,7 +224,20 @@ func (c *Capture) RecordedContent(rec *orchestration.Record, _ []byte, after []b
 	if orchestration.CheckIntact(filepath.Dir(c.indexDir), filepath.Base(c.indexDir)) != nil {
 		return nil
 	}
-	WriteHashed(c.indexDir, rec.Meta.AfterSHA256, after)
+	sha := rec.Meta.AfterSHA256
+	if !ValidSHA(sha) {
+		return nil
+	}
+	// The previous version's fingerprints, when this process snapshotted
+	// it, give those of the lines the change left alone.
+	before := ""
+	if rec.Meta.Mutation == orchestration.MutationModify {
+		before = rec.Meta.BeforeSHA256
+	}
+	fps := c.recent.fingerprints(before, after)
+	if writeFingerprints(c.indexDir, sha, fps) == nil {
+		c.recent.keep(sha, after, fps)
+	}
 	return nil
 }
 
