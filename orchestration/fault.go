@@ -65,5 +65,23 @@ func ledgerSync(f *os.File) error {
 	if Fault("ledger-fsync") {
 		return &os.PathError{Op: "sync", Path: f.Name(), Err: errFaultIO}
 	}
-	return f.Sync()
+	ledgerObserve("fsync-begin", f, 0)
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	ledgerObserve("fsync-end", f, 0)
+	return nil
+}
+
+// ledgerObserver, set only by tests, sees the ledger's steps in the order
+// they happen: "written" (a line's write returned; off is where it ends),
+// "fsync-begin", "fsync-end" (an fsync returned without error), "covered"
+// (a sync skipped because a mark covers through off) and "acked" (an
+// append is about to return success for the line ending at off).
+var ledgerObserver func(step string, f *os.File, off int64)
+
+func ledgerObserve(step string, f *os.File, off int64) {
+	if ledgerObserver != nil {
+		ledgerObserver(step, f, off)
+	}
 }

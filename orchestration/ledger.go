@@ -31,9 +31,10 @@ var errLedgerClosed = errors.New("ledger: closed")
 
 // Ledger appends records to an append-only JSON Lines file that many processes
 // may share. Every append holds an exclusive lock on the file path+".lock",
-// links the record to the line before it (Meta.Prev), writes the whole line
-// with one write on a file opened O_APPEND, and fsyncs before the lock is let
-// go. A Ledger is safe for concurrent use.
+// links the record to the line before it (Meta.Prev), and writes the whole
+// line with one write on a file opened O_APPEND; it returns once an fsync
+// that began after the write has succeeded (see AppendLine and
+// ledgersync.go). A Ledger is safe for concurrent use.
 type Ledger struct {
 	// Shape is the shape records are written in; set it before the first
 	// Append. Verification and the intent map read both shapes.
@@ -42,7 +43,22 @@ type Ledger struct {
 	path string
 	mu   sync.Mutex // serializes writes and the file handle
 	f    *os.File
-	gen  int // counts the files f has been, so a sync knows which it covers
+	fi   os.FileInfo // f's identity
+	gen  int         // counts the files f has been, so a sync knows which it covers
+	lock heldLock    // the appenders' lock, path+".lock", kept open
+
+	// last is the ledger as this process left it after its last append:
+	// while the path shows exactly that file (device, inode, size, and
+	// times in nanoseconds), no other process has appended, truncated or
+	// replaced it, and the next record links to link without reading the
+	// tail. Anything else reads the tail.
+	last struct {
+		ok   bool
+		gen  int
+		key  ledgerKey
+		link string
+	}
+	share ledgerShare // group commit with other processes
 
 	// Group commit: the fsync runs outside mu and the file lock, and one
 	// fsync covers every line written before it started, by this process
@@ -63,6 +79,10 @@ type Ledger struct {
 type ledgerMark struct {
 	gen int
 	end int64
+	// The line ending at end, when this process wrote it: its length
+	// (newline included) and its chain hash, for the sync mark.
+	size int64
+	sum  [32]byte
 }
 
 type ledgerPending struct {
@@ -90,7 +110,7 @@ func OpenLedger(path string) (*Ledger, error) {
 	// tail, which may be an append in progress, is repaired under the lock,
 	// and every append repairs under it again before it writes.
 	if ledgerEndsWhole(f) {
-		return newLedger(path, f), nil
+		return newLedger(path, f)
 	}
 	lock, err := fsx.Acquire(path + ".lock")
 	if err != nil {
@@ -102,13 +122,28 @@ func OpenLedger(path string) (*Ledger, error) {
 		f.Close()
 		return nil, err
 	}
-	return newLedger(path, f), nil
+	return newLedger(path, f)
 }
 
-func newLedger(path string, f *os.File) *Ledger {
-	l := &Ledger{path: path, f: f, pending: map[string]ledgerPending{}}
+func newLedger(path string, f *os.File) (*Ledger, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	l := &Ledger{path: path, f: f, fi: fi, pending: map[string]ledgerPending{}}
+	l.lock.path = path + ".lock"
+	l.share.lock.path = path + ".sync.lock"
 	l.scond = sync.NewCond(&l.smu)
-	return l
+	return l, nil
+}
+
+// ledgerKey is one state of a file: identity, size, and the modification
+// and change times in nanoseconds (ledgerStatKey).
+type ledgerKey struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
 }
 
 // ledgerEndsWhole reports whether f is empty or ends with a newline.
@@ -153,7 +188,7 @@ func (l *Ledger) AppendLine(rec *Record) ([]byte, error) {
 // the disk with the record's, where a journaling file system commits them
 // together. along does not run when the line could not be written.
 func (l *Ledger) AppendLineAlong(rec *Record, along func()) ([]byte, error) {
-	line, f, mark, err := l.writeLine(rec)
+	line, h, mark, err := l.writeLine(rec)
 	if err != nil {
 		return nil, err
 	}
@@ -165,46 +200,65 @@ func (l *Ledger) AppendLineAlong(rec *Record, along func()) ([]byte, error) {
 			along()
 		}()
 	}
-	err = l.syncThrough(f, mark)
+	err = l.syncThrough(h, mark)
 	if done != nil {
 		<-done
 	}
 	if err != nil {
 		return nil, fmt.Errorf("ledger: append: %w", err)
 	}
+	ledgerObserve("acked", h.f, mark.end)
 	l.mu.Lock()
 	delete(l.pending, rec.ID)
 	l.mu.Unlock()
 	return line, nil
 }
 
+// ledgerHandle is a ledger file and its identity.
+type ledgerHandle struct {
+	f  *os.File
+	fi os.FileInfo
+}
+
 // writeLine writes rec's line under the locks, or finds it already written
 // by an earlier attempt whose fsync failed, and says which file and offset a
 // sync must cover.
-func (l *Ledger) writeLine(rec *Record) ([]byte, *os.File, ledgerMark, error) {
+func (l *Ledger) writeLine(rec *Record) ([]byte, ledgerHandle, ledgerMark, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
-		return nil, nil, ledgerMark{}, errLedgerClosed
+		return nil, ledgerHandle{}, ledgerMark{}, errLedgerClosed
 	}
-	lock, err := fsx.Acquire(l.path + ".lock")
+	if err := l.lock.lock(); err != nil {
+		return nil, ledgerHandle{}, ledgerMark{}, fmt.Errorf("ledger: %w", err)
+	}
+	defer l.lock.unlock()
+	pi, err := l.reopenIfReplaced()
 	if err != nil {
-		return nil, nil, ledgerMark{}, fmt.Errorf("ledger: %w", err)
+		return nil, ledgerHandle{}, ledgerMark{}, err
 	}
-	defer lock.Release()
-	if err := l.reopenIfReplaced(); err != nil {
-		return nil, nil, ledgerMark{}, err
-	}
+	h := ledgerHandle{l.f, l.fi}
 	if p, ok := l.pending[rec.ID]; ok && rec.ID != "" {
 		if p.gen == l.gen && ledgerHasLineAt(l.f, p.off, p.line) {
 			mark := ledgerMark{gen: l.gen, end: p.off + int64(len(p.line)) + 1}
-			return p.line, l.f, mark, nil
+			return p.line, h, mark, nil
 		}
 		delete(l.pending, rec.ID) // gone (repaired, replaced): write it anew
 	}
-	last, ok, end, err := ledgerRepair(l.path, l.f)
-	if err != nil {
-		return nil, nil, ledgerMark{}, err
+	var prev string
+	var end int64
+	if k, ok := ledgerStatKey(pi); ok && l.last.ok && l.last.gen == l.gen && k == l.last.key {
+		prev, end = l.last.link, k.size
+	} else {
+		l.last.ok = false
+		last, ok, complete, err := ledgerRepair(l.path, l.f)
+		if err != nil {
+			return nil, ledgerHandle{}, ledgerMark{}, err
+		}
+		if ok {
+			prev = ledgerLineHash(last)
+		}
+		end = complete
 	}
 	l.smu.Lock()
 	if l.wrote.gen == l.gen && end < l.wrote.end {
@@ -216,24 +270,24 @@ func (l *Ledger) writeLine(rec *Record) ([]byte, *os.File, ledgerMark, error) {
 	if rec.Meta == nil {
 		rec.Meta = &Meta{}
 	}
-	rec.Meta.Prev = ""
-	if ok {
-		rec.Meta.Prev = ledgerLineHash(last)
-	}
+	rec.Meta.Prev = prev
 	line, err := MarshalShape(rec, l.Shape)
 	if err != nil {
-		return nil, nil, ledgerMark{}, err
+		return nil, ledgerHandle{}, ledgerMark{}, err
 	}
 	if bytes.IndexByte(line, '\n') >= 0 { // compact JSON never has one
-		return nil, nil, ledgerMark{}, errors.New("ledger: record marshals to more than one line")
+		return nil, ledgerHandle{}, ledgerMark{}, errors.New("ledger: record marshals to more than one line")
 	}
 	buf := make([]byte, len(line)+1)
 	copy(buf, line)
 	buf[len(line)] = '\n'
+	l.last.ok = false
 	if _, err := l.f.Write(buf); err != nil {
-		return nil, nil, ledgerMark{}, fmt.Errorf("ledger: append: %w", err)
+		return nil, ledgerHandle{}, ledgerMark{}, fmt.Errorf("ledger: append: %w", err)
 	}
-	mark := ledgerMark{gen: l.gen, end: end + int64(len(buf))}
+	ledgerObserve("written", l.f, end+int64(len(buf)))
+	mark := ledgerMark{gen: l.gen, end: end + int64(len(buf)), size: int64(len(buf)), sum: sha256.Sum256(line)}
+	l.noteLast(mark.end, mark.sum)
 	if rec.ID != "" {
 		l.pending[rec.ID] = ledgerPending{gen: l.gen, off: end, line: line}
 	}
@@ -242,13 +296,28 @@ func (l *Ledger) writeLine(rec *Record) ([]byte, *os.File, ledgerMark, error) {
 		l.wrote = mark
 	}
 	l.smu.Unlock()
-	return line, l.f, mark, nil
+	return line, h, mark, nil
+}
+
+// noteLast remembers the ledger as this append left it, if the file is as
+// long as the line just written says: then no other process wrote between
+// the lock's check and this write.
+func (l *Ledger) noteLast(end int64, sum [32]byte) {
+	fi, err := l.f.Stat()
+	if err != nil {
+		return
+	}
+	k, ok := ledgerStatKey(fi)
+	if !ok || k.size != end {
+		return
+	}
+	l.last.ok, l.last.gen, l.last.key, l.last.link = true, l.gen, k, HashPrefix+hex.EncodeToString(sum[:])
 }
 
 // syncThrough returns once the bytes of file generation mark.gen up to
 // mark.end are durable: it waits for an fsync in flight and, unless that one
 // already covered mark, runs one itself, covering every line written so far.
-func (l *Ledger) syncThrough(f *os.File, mark ledgerMark) error {
+func (l *Ledger) syncThrough(h ledgerHandle, mark ledgerMark) error {
 	l.smu.Lock()
 	for {
 		if l.synced.gen == mark.gen && l.synced.end >= mark.end {
@@ -267,7 +336,8 @@ func (l *Ledger) syncThrough(f *os.File, mark ledgerMark) error {
 	}
 	l.smu.Unlock()
 
-	err := ledgerSync(f)
+	durable, err := l.share.sync(l.path, h, target)
+	target.end = max(target.end, durable)
 
 	l.smu.Lock()
 	l.syncing = false
@@ -299,14 +369,14 @@ func (l *Ledger) AppendAll(recs []*Record) (int, error) {
 	if l.f == nil {
 		return 0, errLedgerClosed
 	}
-	lock, err := fsx.Acquire(l.path + ".lock")
-	if err != nil {
+	if err := l.lock.lock(); err != nil {
 		return 0, fmt.Errorf("ledger: %w", err)
 	}
-	defer lock.Release()
-	if err := l.reopenIfReplaced(); err != nil {
+	defer l.lock.unlock()
+	if _, err := l.reopenIfReplaced(); err != nil {
 		return 0, err
 	}
+	l.last.ok = false
 	last, ok, _, err := ledgerRepair(l.path, l.f)
 	if err != nil {
 		return 0, err
@@ -368,6 +438,8 @@ func (l *Ledger) Close() error {
 	}
 	err := l.f.Close()
 	l.f = nil
+	l.lock.drop()
+	l.share.close()
 	for _, f := range l.retired {
 		f.Close()
 	}
@@ -377,26 +449,32 @@ func (l *Ledger) Close() error {
 
 // reopenIfReplaced follows the path when the file was replaced or removed
 // since it was opened (a git checkout, a merge), so that records never go to
-// an orphaned inode.
-func (l *Ledger) reopenIfReplaced() error {
-	fi, ferr := l.f.Stat()
-	pi, perr := os.Stat(l.path)
-	if ferr == nil && perr == nil && os.SameFile(fi, pi) {
-		return nil
+// an orphaned inode. It returns what the path names now, as lstat sees it (a
+// symlink in the ledger's place is never followed: the open refuses it).
+func (l *Ledger) reopenIfReplaced() (os.FileInfo, error) {
+	pi, perr := os.Lstat(l.path)
+	if perr == nil && os.SameFile(pi, l.fi) {
+		return pi, nil
 	}
 	if perr != nil && !errors.Is(perr, fs.ErrNotExist) {
-		return fmt.Errorf("ledger: %w", perr)
+		return nil, fmt.Errorf("ledger: %w", perr)
 	}
 	f, err := ledgerOpenFile(l.path)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	// A sync of the old file may still be running outside the lock: keep
 	// it open until Close.
 	l.retired = append(l.retired, l.f)
-	l.f = f
+	l.f, l.fi = f, fi
 	l.gen++
-	return nil
+	l.last.ok = false
+	return fi, nil
 }
 
 func ledgerOpenFile(path string) (*os.File, error) {
@@ -479,6 +557,16 @@ func ledgerSaveBroken(path string, torn []byte) error {
 // carriage return before it) and whether there is one, the offset where
 // complete lines end, and the bytes after it (a torn tail).
 func ledgerTail(r io.ReaderAt, end int64) (last []byte, ok bool, complete int64, torn []byte, err error) {
+	raw, ok, complete, torn, err := ledgerTailRaw(r, end)
+	if ok {
+		last = ledgerTrimCR(raw[:len(raw)-1])
+	}
+	return last, ok, complete, torn, err
+}
+
+// ledgerTailRaw is ledgerTail with the last complete line as it is in the
+// file, its newline (and a carriage return before it) included.
+func ledgerTailRaw(r io.ReaderAt, end int64) (last []byte, ok bool, complete int64, torn []byte, err error) {
 	var buf []byte
 	start, chunk := end, int64(8<<10)
 	for start > 0 {
@@ -503,7 +591,7 @@ func ledgerTail(r io.ReaderAt, end int64) (last []byte, ok bool, complete int64,
 			}
 			continue
 		}
-		return ledgerTrimCR(buf[prev+1 : nl]), true, start + int64(nl) + 1, buf[nl+1:], nil
+		return buf[prev+1 : nl+1], true, start + int64(nl) + 1, buf[nl+1:], nil
 	}
 	return nil, false, 0, buf, nil
 }

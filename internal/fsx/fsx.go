@@ -34,6 +34,14 @@ func Acquire(path string) (*Lock, error) {
 	return &Lock{f: f}, nil
 }
 
+// LockFile blocks until it holds the exclusive lock on the open file f, for a
+// caller that keeps a lock file open between uses: it then owns the checks
+// Acquire makes by opening the path (that the path still names f).
+func LockFile(f *os.File) error { return lockFile(f) }
+
+// UnlockFile gives up the lock LockFile took on f.
+func UnlockFile(f *os.File) error { return unlockFile(f) }
+
 // Release gives the lock up. Releasing a nil or released lock is a no-op.
 func (l *Lock) Release() error {
 	if l == nil || l.f == nil {
