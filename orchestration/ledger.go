@@ -55,7 +55,7 @@ type Ledger struct {
 	last struct {
 		ok   bool
 		gen  int
-		key  ledgerKey
+		key  fsx.Stamp
 		link string
 	}
 	share ledgerShare // group commit with other processes
@@ -136,14 +136,6 @@ func newLedger(path string, f *os.File) (*Ledger, error) {
 	l.share.lock.path = path + ".sync.lock"
 	l.scond = sync.NewCond(&l.smu)
 	return l, nil
-}
-
-// ledgerKey is one state of a file: identity, size, and the modification
-// and change times in nanoseconds (ledgerStatKey).
-type ledgerKey struct {
-	dev, ino     uint64
-	size         int64
-	mtime, ctime int64
 }
 
 // ledgerEndsWhole reports whether f is empty or ends with a newline.
@@ -247,8 +239,8 @@ func (l *Ledger) writeLine(rec *Record) ([]byte, ledgerHandle, ledgerMark, error
 	}
 	var prev string
 	var end int64
-	if k, ok := ledgerStatKey(pi); ok && l.last.ok && l.last.gen == l.gen && k == l.last.key {
-		prev, end = l.last.link, k.size
+	if k := fsx.StampInfo(pi); k.Known() && l.last.ok && l.last.gen == l.gen && k == l.last.key {
+		prev, end = l.last.link, k.Size()
 	} else {
 		l.last.ok = false
 		last, ok, complete, err := ledgerRepair(l.path, l.f)
@@ -307,8 +299,8 @@ func (l *Ledger) noteLast(end int64, sum [32]byte) {
 	if err != nil {
 		return
 	}
-	k, ok := ledgerStatKey(fi)
-	if !ok || k.size != end {
+	k := fsx.StampInfo(fi)
+	if !k.Known() || k.Size() != end {
 		return
 	}
 	l.last.ok, l.last.gen, l.last.key, l.last.link = true, l.gen, k, HashPrefix+hex.EncodeToString(sum[:])

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/intentgate/intentgate/internal/fsx"
 )
 
 // Group commit across processes.
@@ -144,10 +146,11 @@ func (m *ledgerSyncMark) holds(f *os.File) bool {
 // offset h is known durable.
 func (s *ledgerShare) sync(ledgerPath string, h ledgerHandle, target ledgerMark) (int64, error) {
 	need := target.end
-	id, idOK := ledgerStatKey(h.fi)
-	if !idOK {
+	id := fsx.StampInfo(h.fi)
+	if !id.Known() {
 		return need, ledgerSync(h.f)
 	}
+	dev, ino := id.Identity()
 	s.once.Do(func() {
 		// The key of the workspace the ledger is in (ws/.orchestration/
 		// agent_trace.jsonl). Without one, nothing is shared.
@@ -167,14 +170,14 @@ func (s *ledgerShare) sync(ledgerPath string, h ledgerHandle, target ledgerMark)
 	var buf [ledgerMarkSize]byte
 	n, _ := s.lock.f.ReadAt(buf[:], 0)
 	old, ok := parseLedgerSyncMark(buf[:n], s.key)
-	if ok && old.dev == id.dev && old.ino == id.ino && old.end >= need && old.holds(h.f) {
+	if ok && old.dev == dev && old.ino == ino && old.end >= need && old.holds(h.f) {
 		ledgerObserve("covered", h.f, old.end)
 		return old.end, nil
 	}
 	// The mark this fsync will leave: the last complete line the file holds
 	// before it begins; when nothing followed this process's last line, the
 	// line is known without reading it.
-	next, nextOK := ledgerSyncMark{dev: id.dev, ino: id.ino}, false
+	next, nextOK := ledgerSyncMark{dev: dev, ino: ino}, false
 	if fi, err := h.f.Stat(); err == nil {
 		if fi.Size() == target.end && target.size > 0 {
 			next.end, next.size, next.sum, nextOK = target.end, target.size, target.sum, true

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/intentgate/intentgate/internal/fsx"
 )
 
 // ledgerTestSteps counts the ledger's fsyncs and skipped syncs while a test
@@ -54,14 +56,14 @@ func ledgerTestWriteOnly(t *testing.T, l *Ledger, rec *Record) (ledgerHandle, le
 }
 
 // ledgerTestNeedsSharing skips where the ledger shares no fsync across
-// processes (ledgerStatKey has no form there: Windows).
+// processes (a FileInfo holds no stamp there: Windows).
 func ledgerTestNeedsSharing(t *testing.T) {
 	t.Helper()
 	fi, err := os.Stat(os.Args[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := ledgerStatKey(fi); !ok {
+	if !fsx.StampInfo(fi).Known() {
 		t.Skip("no fsync is shared across processes on " + runtime.GOOS)
 	}
 }

@@ -1,6 +1,7 @@
 package fsx
 
 import (
+	"os"
 	"sync"
 	"time"
 )
@@ -139,3 +140,15 @@ func (f *File) forgetLocked() {
 // Where stamps are not available (Windows) it returns the zero Stamp,
 // which proves nothing.
 func StampOf(path string, follow bool) (Stamp, error) { return stampPath(path, follow) }
+
+// Known reports whether s was taken from a stat at all: the zero Stamp, and
+// every stamp where the platform gives none (Windows), is not.
+func (s Stamp) Known() bool { return s.known }
+
+// Identity is the file s was taken from: its device and inode.
+func (s Stamp) Identity() (dev, ino uint64) { return s.dev, s.ino }
+
+// StampInfo returns the stamp a FileInfo from os.Stat, os.Lstat or
+// (*os.File).Stat holds; the zero Stamp where it holds none (Windows, where
+// a path's size and times may also lag behind a handle open for writing).
+func StampInfo(fi os.FileInfo) Stamp { return stampInfo(fi) }
