@@ -70,24 +70,19 @@ func NewTrace(cfg TraceConfig) *Trace {
 }
 
 // Flush has the recorders do what they held back (the intent map's batch).
-func (t *Trace) Flush() error {
-	var errs []error
-	for _, r := range t.cfg.Then {
-		if b, ok := r.(BatchingRecorder); ok {
-			errs = append(errs, b.Flush())
-		}
-	}
-	return errors.Join(errs...)
-}
+func (t *Trace) Flush() error { return t.eachBatching(BatchingRecorder.Flush) }
 
 // Close flushes the recorders and stops their batching: call it when the
 // process is done with the workspace, so that nothing recorded waits for
 // another process to show it.
-func (t *Trace) Close() error {
+func (t *Trace) Close() error { return t.eachBatching(BatchingRecorder.Close) }
+
+// eachBatching runs do on every recorder that batches, and joins their errors.
+func (t *Trace) eachBatching(do func(BatchingRecorder) error) error {
 	var errs []error
 	for _, r := range t.cfg.Then {
 		if b, ok := r.(BatchingRecorder); ok {
-			errs = append(errs, b.Close())
+			errs = append(errs, do(b))
 		}
 	}
 	return errors.Join(errs...)
