@@ -1,0 +1,359 @@
+package snap
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/intentgate/intentgate/internal/fsx"
+)
+
+// Snapshots are appended to packs, not written one file per version: on a
+// file system where every new inode costs a search (ext4 without a journal
+// scans the inodes freed in the last half minute on each create), a file per
+// governed write was a third of a write's file creates.
+//
+// A pack is snap/pack (the one being appended to) or snap/pack-* (packs
+// rolled aside once past packRollBytes). Every process appends to the same
+// snap/pack, opened once with O_APPEND: each record goes to the kernel in
+// one write, which a local file system appends whole, so processes need no
+// lock between them. A record is self-delimiting and checked:
+//
+//	offset  size  field
+//	0       8     recMagic
+//	8       32    the content's SHA-256
+//	40      4     n, the number of lines (little endian)
+//	44      4     CRC-32C of bytes 0..44 (the header)
+//	48      8n    the fingerprints (little endian)
+//	48+8n   4     CRC-32C of bytes 0..48+8n (the whole record)
+//
+// Packs are derived data, written without fsync. A crash (or a full disk)
+// can leave a record cut short, possibly followed by other processes'
+// records: a reader skips a header that does not check and looks for the
+// next recMagic, and a record whose CRC fails is not a snapshot. Nothing
+// from the pack decides anything: blame re-hashes recorded ranges against
+// the ledger where it can, and the files are in .orchestration, which agents
+// may not write.
+const (
+	recMagic  = "IGSNPR01"
+	recHeader = 48
+	packName  = "pack"
+	// packRollBytes is the size past which the pack being appended to is
+	// renamed aside and a new one begun, so that no pack grows without end.
+	packRollBytes = 64 << 20
+	// maxLines bounds a record's line count (a 4 GiB file of empty lines
+	// is past any blame); a header claiming more is garbage.
+	maxLines = 1 << 29
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// rollBytes is packRollBytes; tests lower it.
+var rollBytes int64 = packRollBytes
+
+// recordLen is the length of a record of n lines.
+func recordLen(n int) int { return recHeader + 8*n + 4 }
+
+// appendRecord appends the record of the content hashing to sum, whose
+// lines have the fingerprints fps, to b.
+func appendRecord(b []byte, sum *[32]byte, fps []uint64) []byte {
+	start := len(b)
+	b = append(b, recMagic...)
+	b = append(b, sum[:]...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(fps)))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+	for _, f := range fps {
+		b = binary.LittleEndian.AppendUint64(b, f)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+}
+
+// parseHeader reads a record header from h (recHeader bytes): the content
+// hash and the line count; false when h is not a header that checks.
+func parseHeader(h []byte) (sum [32]byte, n int, ok bool) {
+	if len(h) < recHeader || string(h[:8]) != recMagic {
+		return sum, 0, false
+	}
+	if crc32.Checksum(h[:44], castagnoli) != binary.LittleEndian.Uint32(h[44:]) {
+		return sum, 0, false
+	}
+	n = int(binary.LittleEndian.Uint32(h[40:]))
+	if n > maxLines {
+		return sum, 0, false
+	}
+	copy(sum[:], h[8:40])
+	return sum, n, true
+}
+
+// parseRecord checks a whole record (exactly recordLen bytes) of the content
+// hashing to sum and returns its fingerprints.
+func parseRecord(r []byte, sum *[32]byte) ([]uint64, bool) {
+	hs, n, ok := parseHeader(r)
+	if !ok || hs != *sum || len(r) != recordLen(n) {
+		return nil, false
+	}
+	end := len(r) - 4
+	if crc32.Checksum(r[:end], castagnoli) != binary.LittleEndian.Uint32(r[end:]) {
+		return nil, false
+	}
+	fps := make([]uint64, n)
+	for i := range fps {
+		fps[i] = binary.LittleEndian.Uint64(r[recHeader+8*i:])
+	}
+	return fps, true
+}
+
+// packWriter appends records to snap/pack of one index directory. It keeps
+// the pack open between appends: opening it creates no file once it exists.
+type packWriter struct {
+	mu       sync.Mutex
+	indexDir string
+	f        *os.File
+}
+
+// open opens snap/pack for appending, creating it (and snap/) the first
+// time. The path is resolved inside the index directory, never through a
+// symlink out of it.
+func (w *packWriter) open() error {
+	root, err := os.OpenRoot(w.indexDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The index is made on first use; callers have checked that the
+		// directory it goes in is not a link.
+		if err := os.MkdirAll(w.indexDir, 0o755); err != nil {
+			return err
+		}
+		root, err = os.OpenRoot(w.indexDir)
+	}
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	name := filepath.Join("snap", packName)
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := root.MkdirAll("snap", 0o755); err != nil {
+			return err
+		}
+		f, err = root.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	}
+	if err != nil {
+		return err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s is not a regular file", filepath.Join(w.indexDir, name))
+		}
+		return err
+	}
+	w.f = f
+	return nil
+}
+
+// append writes one record in a single write.
+func (w *packWriter) append(rec []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		if err := w.open(); err != nil {
+			return err
+		}
+	}
+	if _, err := w.f.Write(rec); err != nil {
+		w.closeLocked()
+		return err
+	}
+	// With O_APPEND the offset after the write is the pack's end.
+	if end, err := w.f.Seek(0, io.SeekCurrent); err == nil && end >= rollBytes {
+		w.roll()
+	}
+	return nil
+}
+
+// roll renames the pack this writer appends to aside, if snap/pack is still
+// that file (another process may have rolled it already), and closes it:
+// the next append opens a new snap/pack. Losing the race to another roller
+// at worst rolls a young pack aside early.
+func (w *packWriter) roll() {
+	p := filepath.Join(w.indexDir, "snap", packName)
+	if cur, err := os.Lstat(p); err == nil {
+		if mine, err := w.f.Stat(); err == nil && os.SameFile(cur, mine) {
+			aside := fmt.Sprintf("%s-%x-%d", p, time.Now().UnixNano(), os.Getpid())
+			os.Rename(p, aside) // failing (Windows keeps open files' names) just grows this pack
+		}
+	}
+	w.closeLocked()
+}
+
+func (w *packWriter) closeLocked() {
+	if w.f != nil {
+		w.f.Close()
+		w.f = nil
+	}
+}
+
+// Close closes the pack; a later append opens it again.
+func (w *packWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closeLocked()
+	return nil
+}
+
+// isPackName reports a pack's file name.
+func isPackName(name string) bool {
+	return name == packName || strings.HasPrefix(name, packName+"-")
+}
+
+// loc is where a record lies.
+type loc struct {
+	pack int
+	off  int64
+	n    int
+}
+
+// packIndex knows where every record of the packs of an index directory
+// lies, by content hash. It is built once, from the records' headers only.
+type packIndex struct {
+	files []*os.File
+	at    map[[32]byte][]loc
+	// written holds what the Store appended since the index was built.
+	written map[[32]byte][]uint64
+}
+
+// openPackIndex reads the headers of every pack in indexDir/snap.
+func openPackIndex(indexDir string) *packIndex {
+	px := &packIndex{at: map[[32]byte][]loc{}, written: map[[32]byte][]uint64{}}
+	dir := filepath.Join(indexDir, "snap")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return px
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !isPackName(e.Name()) {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, e.Name()), os.O_RDONLY|fsx.NoFollow|fsx.NonBlock, 0)
+		if err != nil {
+			continue
+		}
+		fi, err := f.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			continue
+		}
+		px.files = append(px.files, f)
+		scanPack(f, fi.Size(), func(sum [32]byte, off int64, n int) {
+			px.at[sum] = append(px.at[sum], loc{pack: len(px.files) - 1, off: off, n: n})
+		})
+	}
+	return px
+}
+
+// scanPack calls found for each record header in the first size bytes of
+// r that checks and whose record fits. A header that does not check, or
+// whose record runs past size (a torn tail), is skipped by looking for the
+// next recMagic after it.
+func scanPack(r io.ReaderAt, size int64, found func(sum [32]byte, off int64, n int)) {
+	br := blockReader{r: r, size: size}
+	for off := int64(0); off+recHeader <= size; {
+		h := br.at(off, recHeader)
+		if sum, n, ok := parseHeader(h); ok && off+int64(recordLen(n)) <= size {
+			found(sum, off, n)
+			off += int64(recordLen(n))
+			continue
+		}
+		next, ok := br.find(off + 1)
+		if !ok {
+			return
+		}
+		off = next
+	}
+}
+
+// blockReader reads small pieces of a pack through a block buffer, so that
+// headers of small records come many to a read, and a large record's header
+// costs one small read.
+type blockReader struct {
+	r    io.ReaderAt
+	size int64
+	buf  []byte
+	base int64
+}
+
+const headerBlock = 8 << 10
+
+// at returns the n bytes at off (fewer at the end of the pack).
+func (b *blockReader) at(off int64, n int) []byte {
+	if off >= b.base && off+int64(n) <= b.base+int64(len(b.buf)) {
+		return b.buf[off-b.base : off-b.base+int64(n)]
+	}
+	if cap(b.buf) < headerBlock {
+		b.buf = make([]byte, headerBlock)
+	}
+	b.buf = b.buf[:min(int64(headerBlock), b.size-off)]
+	m, _ := b.r.ReadAt(b.buf, off)
+	b.buf, b.base = b.buf[:m], off
+	return b.buf[:min(n, m)]
+}
+
+// find returns the offset of the first recMagic at or after off.
+func (b *blockReader) find(off int64) (int64, bool) {
+	const chunk = 64 << 10
+	buf := make([]byte, chunk+len(recMagic)-1)
+	for off < b.size {
+		m, _ := b.r.ReadAt(buf[:min(int64(len(buf)), b.size-off)], off)
+		if m < len(recMagic) {
+			return 0, false
+		}
+		if i := bytes.Index(buf[:m], []byte(recMagic)); i >= 0 {
+			return off + int64(i), true
+		}
+		off += int64(m - len(recMagic) + 1)
+	}
+	return 0, false
+}
+
+// read returns the fingerprints of the content hashing to sum from the
+// first of its records that checks.
+func (px *packIndex) read(sum *[32]byte) ([]uint64, bool) {
+	if fps, ok := px.written[*sum]; ok {
+		return fps, true
+	}
+	for _, l := range px.at[*sum] {
+		b := make([]byte, recordLen(l.n))
+		if _, err := px.files[l.pack].ReadAt(b, l.off); err != nil {
+			continue
+		}
+		if fps, ok := parseRecord(b, sum); ok {
+			return fps, true
+		}
+	}
+	return nil, false
+}
+
+func (px *packIndex) close() {
+	for _, f := range px.files {
+		f.Close()
+	}
+	px.files = nil
+}
+
+// sumOf decodes a hex SHA-256.
+func sumOf(sha string) (sum [32]byte, ok bool) {
+	if len(sha) != 64 {
+		return sum, false
+	}
+	_, err := hex.Decode(sum[:], []byte(sha))
+	return sum, err == nil
+}
