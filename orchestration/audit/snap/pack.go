@@ -263,22 +263,52 @@ func openPackIndex(indexDir string) *packIndex {
 // scanPack calls found for each record header in the first size bytes of
 // r that checks and whose record fits. A header that does not check, or
 // whose record runs past size (a torn tail), is skipped by looking for the
-// next recMagic after it.
+// next recMagic after it. When the place after a record holds no header,
+// that record may itself be cut short (a crash, then other appends after
+// it): the search starts just after its start, so that the records its
+// claimed length swallowed are found; its own CRC fails when it is read.
+//
+// A cut record followed by other appends whose lengths add up exactly to
+// what it lacks looks whole from its header and the next one; at the end of
+// the pack (the likeliest place) the last record is read and checked
+// entirely, and elsewhere the records it swallowed are lost (a cache).
 func scanPack(r io.ReaderAt, size int64, found func(sum [32]byte, off int64, n int)) {
 	br := blockReader{r: r, size: size}
-	for off := int64(0); off+recHeader <= size; {
+	last := int64(-1) // the start of the record just found, if any
+	for off := int64(0); off < size; {
 		h := br.at(off, recHeader)
 		if sum, n, ok := parseHeader(h); ok && off+int64(recordLen(n)) <= size {
-			found(sum, off, n)
-			off += int64(recordLen(n))
-			continue
+			end := off + int64(recordLen(n))
+			if end < size || wholeRecord(r, off, n, &sum) {
+				found(sum, off, n)
+				last = off
+				off = end
+				continue
+			}
+			last = off
 		}
-		next, ok := br.find(off + 1)
+		from := off + 1
+		if last >= 0 {
+			// Each search starts past the last record found, which only
+			// moves forward: the scan ends.
+			from, last = last+1, -1
+		}
+		next, ok := br.find(from)
 		if !ok {
 			return
 		}
 		off = next
 	}
+}
+
+// wholeRecord reads the record at off and checks it.
+func wholeRecord(r io.ReaderAt, off int64, n int, sum *[32]byte) bool {
+	b := make([]byte, recordLen(n))
+	if _, err := r.ReadAt(b, off); err != nil {
+		return false
+	}
+	_, ok := parseRecord(b, sum)
+	return ok
 }
 
 // blockReader reads small pieces of a pack through a block buffer, so that
