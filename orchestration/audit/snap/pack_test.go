@@ -5,13 +5,16 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMain runs the pack writer of TestPackConcurrentProcesses when the
@@ -46,6 +49,9 @@ func writerProcess(dir string) int {
 		if err := s.writeFingerprints(SHA256Hex(v), Fingerprints(SplitLines(v))); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
+		}
+		if i == 0 {
+			fmt.Println("started")
 		}
 	}
 	return 0
@@ -280,6 +286,76 @@ func TestPackConcurrentProcesses(t *testing.T) {
 		t.Errorf("%d packs: the pack was never rolled", packs)
 	}
 	t.Logf("%d records in %d packs", records, packs)
+}
+
+// Writers SIGKILLed at random points while others append (a crash mid
+// record): every snapshot of the writers that were not killed reads back,
+// and so does every one a killed writer finished before the last it began.
+func TestPackWritersKilled(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGKILL mid-write on Windows")
+	}
+	dir := t.TempDir()
+	const writers, writes = 4, 200
+	for round := 0; round < 4; round++ {
+		var cmds []*exec.Cmd
+		var outs []io.Reader
+		for w := 0; w < writers; w++ {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "SNAP_TEST_WRITER_DIR="+dir, "SNAP_TEST_WRITER="+strconv.Itoa(round*writers+w),
+				"SNAP_TEST_WRITES="+strconv.Itoa(writes))
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, out)
+			cmds = append(cmds, cmd)
+		}
+		// Kill the first writer a moment after its first append, while
+		// it appends more.
+		if _, err := outs[0].Read(make([]byte, 8)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(1+round*3) * time.Millisecond)
+		cmds[0].Process.Kill()
+		cmds[0].Wait()
+		for _, cmd := range cmds[1:] {
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("writer: %v", err)
+			}
+		}
+		for w := 1; w < writers; w++ {
+			var all [][]byte
+			for i := 0; i < writes; i++ {
+				all = append(all, version(round*writers+w, i))
+			}
+			for i, ok := range readable(t, dir, all...) {
+				if !ok {
+					t.Fatalf("round %d: writer %d's version %d not found", round, w, i)
+				}
+			}
+		}
+		// The killed writer's versions are found up to some point, not
+		// necessarily its last one.
+		var killed [][]byte
+		for i := 0; i < writes; i++ {
+			killed = append(killed, version(round*writers, i))
+		}
+		found := readable(t, dir, killed...)
+		n := 0
+		for n < len(found) && found[n] {
+			n++
+		}
+		for i := n + 1; i < len(found); i++ {
+			if found[i] {
+				t.Errorf("round %d: the killed writer's version %d found after a gap at %d", round, i, n)
+			}
+		}
+		t.Logf("round %d: the killed writer got %d of %d snapshots in", round, n, writes)
+	}
 }
 
 // A pack past the roll size is renamed aside and a new one begun; readers
