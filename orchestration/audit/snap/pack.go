@@ -212,7 +212,7 @@ func (w *packWriter) Close() error {
 
 // isPackName reports a pack's file name.
 func isPackName(name string) bool {
-	return name == packName || strings.HasPrefix(name, packName+"-")
+	return name == packName || strings.HasPrefix(name, packName+"-") && !strings.HasSuffix(name, idxSuffix)
 }
 
 // loc is where a record lies.
@@ -253,11 +253,127 @@ func openPackIndex(indexDir string) *packIndex {
 			continue
 		}
 		px.files = append(px.files, f)
-		scanPack(f, fi.Size(), func(sum [32]byte, off int64, n int) {
-			px.at[sum] = append(px.at[sum], loc{pack: len(px.files) - 1, off: off, n: n})
+		i := len(px.files) - 1
+		add := func(sum [32]byte, off int64, n int) {
+			px.at[sum] = append(px.at[sum], loc{pack: i, off: off, n: n})
+		}
+		// A pack rolled aside no longer grows (but for a record or so
+		// from processes that had it open): its headers are listed once
+		// in PACK.idx, and only what follows them is scanned.
+		rolled := e.Name() != packName
+		from := int64(0)
+		if rolled {
+			from = readIdx(filepath.Join(dir, e.Name()+idxSuffix), fi.Size(), add)
+		}
+		var found []idxEntry
+		resume := scanPack(f, from, fi.Size(), func(sum [32]byte, off int64, n int) {
+			add(sum, off, n)
+			if rolled && from == 0 {
+				found = append(found, idxEntry{sum, off, n})
+			}
 		})
+		if rolled && from == 0 && resume > 0 && writeIdx && realDirs(indexDir, dir) {
+			WriteAtomic(filepath.Join(dir, e.Name()+idxSuffix), encodeIdx(found, resume))
+		}
 	}
 	return px
+}
+
+// realDirs reports directories that are not symlinks: a reader writes an
+// .idx only where the pack writer would write.
+func realDirs(dirs ...string) bool {
+	for _, d := range dirs {
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// idxSuffix names a rolled pack's list of headers; idxMagic opens it. It
+// holds: idxMagic, the pack bytes it covers (8 bytes), a count, per record
+// the content hash (32), its offset (8) and line count (4), and a CRC-32C
+// of all before it, little endian. It is only a hint: every record found
+// through it is read and checked as a whole, so a wrong list can only hide
+// snapshots.
+const (
+	idxSuffix = ".idx"
+	idxMagic  = "IGSNPX01"
+	idxEntLen = 44
+)
+
+// writeIdx lets readers write a rolled pack's .idx; tests turn it off.
+var writeIdx = true
+
+type idxEntry struct {
+	sum [32]byte
+	off int64
+	n   int
+}
+
+func encodeIdx(ents []idxEntry, covered int64) []byte {
+	b := make([]byte, 0, 20+idxEntLen*len(ents)+4)
+	b = append(b, idxMagic...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(covered))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(ents)))
+	for _, e := range ents {
+		b = append(b, e.sum[:]...)
+		b = binary.LittleEndian.AppendUint64(b, uint64(e.off))
+		b = binary.LittleEndian.AppendUint32(b, uint32(e.n))
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// parseIdx calls add for each record an .idx lists and returns the pack
+// bytes it covers; 0 (scan the whole pack) when b is not an .idx that
+// checks, or lists records past size, the pack's length.
+func parseIdx(b []byte, size int64, add func(sum [32]byte, off int64, n int)) int64 {
+	if len(b) < 24 || string(b[:8]) != idxMagic {
+		return 0
+	}
+	covered := int64(binary.LittleEndian.Uint64(b[8:]))
+	count := int(binary.LittleEndian.Uint32(b[16:]))
+	if covered < 0 || covered > size || count > (len(b)-24)/idxEntLen || len(b) != 24+idxEntLen*count {
+		return 0
+	}
+	end := len(b) - 4
+	if crc32.Checksum(b[:end], castagnoli) != binary.LittleEndian.Uint32(b[end:]) {
+		return 0
+	}
+	ents := make([]idxEntry, count)
+	for i := range ents {
+		e := b[20+idxEntLen*i:]
+		copy(ents[i].sum[:], e[:32])
+		ents[i].off = int64(binary.LittleEndian.Uint64(e[32:]))
+		ents[i].n = int(binary.LittleEndian.Uint32(e[40:]))
+		if ents[i].off < 0 || ents[i].n > maxLines || ents[i].off+int64(recordLen(ents[i].n)) > covered {
+			return 0
+		}
+	}
+	for _, e := range ents {
+		add(e.sum, e.off, e.n)
+	}
+	return covered
+}
+
+// readIdx reads the .idx at p (see parseIdx).
+func readIdx(p string, size int64, add func(sum [32]byte, off int64, n int)) int64 {
+	f, err := os.OpenFile(p, os.O_RDONLY|fsx.NoFollow|fsx.NonBlock, 0)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	// An entry per record of at least recordLen(0) bytes: an .idx longer
+	// than its pack could list is not read.
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 24+idxEntLen*(size/int64(recordLen(0))+1) {
+		return 0
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return 0
+	}
+	return parseIdx(b, size, add)
 }
 
 // scanPack calls found for each record header in the first size bytes of
@@ -272,33 +388,38 @@ func openPackIndex(indexDir string) *packIndex {
 // what it lacks looks whole from its header and the next one; at the end of
 // the pack (the likeliest place) the last record is read and checked
 // entirely, and elsewhere the records it swallowed are lost (a cache).
-func scanPack(r io.ReaderAt, size int64, found func(sum [32]byte, off int64, n int)) {
+//
+// It returns the end of the last record found (from when none), where a
+// later scan of the pack grown since may start.
+func scanPack(r io.ReaderAt, from, size int64, found func(sum [32]byte, off int64, n int)) (resume int64) {
 	br := blockReader{r: r, size: size}
 	last := int64(-1) // the start of the record just found, if any
-	for off := int64(0); off < size; {
+	resume = from
+	for off := from; off < size; {
 		h := br.at(off, recHeader)
 		if sum, n, ok := parseHeader(h); ok && off+int64(recordLen(n)) <= size {
 			end := off + int64(recordLen(n))
 			if end < size || wholeRecord(r, off, n, &sum) {
 				found(sum, off, n)
 				last = off
-				off = end
+				off, resume = end, end
 				continue
 			}
 			last = off
 		}
-		from := off + 1
+		at := off + 1
 		if last >= 0 {
 			// Each search starts past the last record found, which only
 			// moves forward: the scan ends.
-			from, last = last+1, -1
+			at, last = last+1, -1
 		}
-		next, ok := br.find(from)
+		next, ok := br.find(at)
 		if !ok {
-			return
+			return resume
 		}
 		off = next
 	}
+	return resume
 }
 
 // wholeRecord reads the record at off and checks it.
