@@ -119,6 +119,7 @@ type packWriter struct {
 	mu       sync.Mutex
 	indexDir string
 	f        *os.File
+	nextRoll int64 // the pack's size at which to roll it next
 }
 
 // open opens snap/pack for appending, creating it (and snap/) the first
@@ -139,24 +140,34 @@ func (w *packWriter) open() error {
 	}
 	defer root.Close()
 	name := filepath.Join("snap", packName)
-	f, err := root.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	// Non-blocking: a FIFO there must not hang the write that
+	// snapshots.
+	const flags = os.O_WRONLY | os.O_APPEND | os.O_CREATE | fsx.NonBlock
+	f, err := root.OpenFile(name, flags, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := root.MkdirAll("snap", 0o755); err != nil {
 			return err
 		}
-		f, err = root.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		f, err = root.OpenFile(name, flags, 0o644)
 	}
 	if err != nil {
 		return err
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		if err == nil {
+	// A Root follows a symlink that stays inside it: the pack must be
+	// the regular file at its name, or it could append to another
+	// file of the index.
+	fi, err := f.Stat()
+	if err == nil {
+		var li os.FileInfo
+		if li, err = root.Lstat(name); err == nil && (!fi.Mode().IsRegular() || !os.SameFile(fi, li)) {
 			err = fmt.Errorf("%s is not a regular file", filepath.Join(w.indexDir, name))
 		}
+	}
+	if err != nil {
+		f.Close()
 		return err
 	}
-	w.f = f
+	w.f, w.nextRoll = f, rollBytes
 	return nil
 }
 
@@ -174,8 +185,8 @@ func (w *packWriter) append(rec []byte) error {
 		return err
 	}
 	// With O_APPEND the offset after the write is the pack's end.
-	if end, err := w.f.Seek(0, io.SeekCurrent); err == nil && end >= rollBytes {
-		w.roll()
+	if end, err := w.f.Seek(0, io.SeekCurrent); err == nil && end >= w.nextRoll {
+		w.roll(end)
 	}
 	return nil
 }
@@ -184,12 +195,17 @@ func (w *packWriter) append(rec []byte) error {
 // that file (another process may have rolled it already), and closes it:
 // the next append opens a new snap/pack. Losing the race to another roller
 // at worst rolls a young pack aside early.
-func (w *packWriter) roll() {
+func (w *packWriter) roll(end int64) {
 	p := filepath.Join(w.indexDir, "snap", packName)
 	if cur, err := os.Lstat(p); err == nil {
 		if mine, err := w.f.Stat(); err == nil && os.SameFile(cur, mine) {
 			aside := fmt.Sprintf("%s-%x-%d", p, time.Now().UnixNano(), os.Getpid())
-			os.Rename(p, aside) // failing (Windows keeps open files' names) just grows this pack
+			if os.Rename(p, aside) != nil {
+				// Windows refuses while another process has it open:
+				// grow it a little more and try again then.
+				w.nextRoll = end + rollBytes/4
+				return
+			}
 		}
 	}
 	w.closeLocked()
