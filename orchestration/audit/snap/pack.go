@@ -116,11 +116,17 @@ func parseRecord(r []byte, sum *[32]byte) ([]uint64, bool) {
 // packWriter appends records to snap/pack of one index directory. It keeps
 // the pack open between appends: opening it creates no file once it exists.
 type packWriter struct {
-	mu       sync.Mutex
-	indexDir string
-	f        *os.File
-	nextRoll int64 // the pack's size at which to roll it next
+	mu        sync.Mutex
+	indexDir  string
+	f         *os.File
+	nextRoll  int64 // the pack's size at which to roll it next
+	appends   int   // since the pack was opened
+	unchecked int   // bytes appended since the pack's size was asked
 }
+
+// A writer asks the pack's size every rollCheck appends, or once it has
+// appended a 64th of the roll size since it last asked.
+const rollCheck = 16
 
 // open opens snap/pack for appending, creating it (and snap/) the first
 // time. The path is resolved inside the index directory, never through a
@@ -167,7 +173,7 @@ func (w *packWriter) open() error {
 		f.Close()
 		return err
 	}
-	w.f, w.nextRoll = f, rollBytes
+	w.f, w.nextRoll, w.appends, w.unchecked = f, rollBytes, 0, 0
 	return nil
 }
 
@@ -184,9 +190,15 @@ func (w *packWriter) append(rec []byte) error {
 		w.closeLocked()
 		return err
 	}
-	// With O_APPEND the offset after the write is the pack's end.
-	if end, err := w.f.Seek(0, io.SeekCurrent); err == nil && end >= w.nextRoll {
-		w.roll(end)
+	// With O_APPEND the offset after the write is the pack's end. It is
+	// asked every rollCheck appends, or after a large one, not after
+	// each: a pack may outgrow the roll size by a few records.
+	w.unchecked += len(rec)
+	if w.appends++; w.appends%rollCheck == 0 || int64(w.unchecked) >= rollBytes/64 {
+		w.unchecked = 0
+		if end, err := w.f.Seek(0, io.SeekCurrent); err == nil && end >= w.nextRoll {
+			w.roll(end)
+		}
 	}
 	return nil
 }
