@@ -1,7 +1,8 @@
 // Package snap keeps blame's line snapshots: for a content whose SHA-256 a
-// ledger record names, the fingerprints of its lines, under
-// <index dir>/snap/<sha256>. Package audit reads them (blame); Capture
-// writes them at trace time. It is its own package so that a hook process,
+// ledger record names, the fingerprints of its lines, keyed by that hash in
+// the packs of <index dir>/snap/ (pack.go; older workspaces also hold one
+// file per content, snap/xx/<sha256>, which are still read). Package audit
+// reads them (blame); Capture writes them at trace time. It is its own package so that a hook process,
 // which records changes, links it without the rest of audit.
 //
 // The ledger holds a hash per recorded range, not per line, so on its own
