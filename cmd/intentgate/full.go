@@ -1,11 +1,15 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -28,9 +32,10 @@ func runFull(args []string, errw io.Writer) int {
 }
 
 // findFull is intentgate-full beside this executable, or beside the file
-// it links to. `go run ./cmd/intentgate` builds intentgate alone, in a
-// directory of its own that go removes afterwards: there intentgate-full
-// is built into the same directory, from the module it is run in.
+// it links to. `go run ./cmd/intentgate` builds intentgate alone (into a
+// temporary directory or go's build cache): there intentgate-full is built
+// too, from the module it is run in, into intentgate's directory in the
+// user's cache (go build relinks it only when its sources changed).
 func findFull() (string, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -47,8 +52,8 @@ func findFull() (string, error) {
 			return p, nil
 		}
 	}
-	if goRunDir(self) {
-		return full, buildFull(full)
+	if built, ok, err := goRunFull(self); ok {
+		return built, err
 	}
 	return "", fmt.Errorf("%s is missing: intentgate answers hook events itself and runs %s, installed beside it, for every other command; "+
 		"install both with `go install ./cmd/...` in intentgate's source tree, or build it there with `go build -o %s ./cmd/intentgate-full`",
@@ -61,24 +66,31 @@ func isProgram(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && (isWindows || fi.Mode().Perm()&0o111 != 0)
 }
 
-// goRunDir reports whether self is where `go run` puts the program it
-// builds: .../go-build*/bNNN/exe/NAME.
-func goRunDir(self string) bool {
+// goRunFull builds intentgate-full when self is a program `go run` built:
+// in a go-build* temporary directory (.../go-build*/bNNN/exe/NAME) or in
+// go's build cache. ok is false when self is neither.
+func goRunFull(self string) (full string, ok bool, err error) {
 	exe := filepath.Dir(self)
 	b := filepath.Dir(exe)
-	return filepath.Base(exe) == "exe" && strings.HasPrefix(filepath.Base(b), "b") &&
+	inTemp := filepath.Base(exe) == "exe" && strings.HasPrefix(filepath.Base(b), "b") &&
 		strings.HasPrefix(filepath.Base(filepath.Dir(b)), "go-build")
-}
-
-// buildFull builds intentgate-full at path with the build settings this
-// program was built with, from this program's module, as `go run` built
-// this one.
-func buildFull(path string) error {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok || bi.Main.Path == "" {
-		return fmt.Errorf("%s is missing and this program carries no build information to build it from; build it with `go build -o %s ./cmd/intentgate-full`", path, path)
+	env, err := exec.Command("go", "env", "GOCACHE", "GOMOD").Output()
+	if err != nil {
+		return "", inTemp, fmt.Errorf("`go run` built intentgate alone, and go, to build intentgate-full, does not run: %v", err)
 	}
-	args := []string{"build", "-o", path}
+	lines := strings.Split(strings.TrimSpace(string(env)), "\n")
+	if len(lines) != 2 {
+		return "", inTemp, fmt.Errorf("`go env GOCACHE GOMOD` printed %q", env)
+	}
+	gocache, gomod := lines[0], lines[1]
+	if rel, err := filepath.Rel(gocache, self); !inTemp && (err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))) {
+		return "", false, nil
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Main.Path == "" || gomod == "" || gomod == os.DevNull {
+		return "", true, errors.New("`go run` built intentgate alone, outside its module: build intentgate-full beside it with `go install ./cmd/...` in intentgate's source tree")
+	}
+	args := []string{"build"}
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "-tags", "-ldflags", "-gcflags":
@@ -89,10 +101,16 @@ func buildFull(path string) error {
 			}
 		}
 	}
-	args = append(args, bi.Main.Path+"/cmd/"+selfexe.FullName)
-	cmd := exec.Command("go", args...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("`go run` built intentgate alone, and building intentgate-full beside it failed (go %s: %v):\n%s", strings.Join(args, " "), err, out)
+	// One intentgate-full per module checkout and build settings.
+	key := sha256.Sum256([]byte(gomod + "\x00" + runtime.GOOS + "/" + runtime.GOARCH + "\x00" + strings.Join(args, "\x00")))
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", true, fmt.Errorf("`go run` built intentgate alone, and there is no cache directory to build intentgate-full in: %v", err)
 	}
-	return nil
+	full = filepath.Join(cache, "intentgate", "go-run", hex.EncodeToString(key[:8]), selfexe.Exe(selfexe.FullName))
+	args = append(args, "-o", full, bi.Main.Path+"/cmd/"+selfexe.FullName)
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		return "", true, fmt.Errorf("`go run` built intentgate alone, and building intentgate-full failed (go %s: %v):\n%s", strings.Join(args, " "), err, out)
+	}
+	return full, true, nil
 }

@@ -243,13 +243,31 @@ func TestFullMissing(t *testing.T) {
 }
 
 // `go run ./cmd/intentgate` (the README's first command) builds intentgate
-// alone: intentgate-full is then built beside it, and the command runs.
+// alone: intentgate-full is then built in the user's cache, and the command
+// runs. The second run finds intentgate in go's build cache, not in a
+// temporary directory.
 func TestGoRunBuildsFull(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links intentgate-full")
 	}
-	r := run(t, ".", "", "go", "run", ".", "--version")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "intentgate version ") {
-		t.Errorf("go run . --version = %+v, want intentgate's version", r)
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env GOCACHE: %v", err)
+	}
+	cache := t.TempDir()
+	t.Setenv("GOCACHE", strings.TrimSpace(string(gocache)))
+	t.Setenv("XDG_CACHE_HOME", cache) // os.UserCacheDir on Unix but darwin
+	t.Setenv("LocalAppData", cache)   // on Windows
+	for i := range 2 {
+		r := run(t, ".", "", "go", "run", ".", "--version")
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "intentgate version ") {
+			t.Errorf("go run . --version (run %d) = %+v, want intentgate's version", i+1, r)
+		}
+	}
+	if runtime.GOOS != "darwin" {
+		built, _ := filepath.Glob(filepath.Join(cache, "intentgate", "go-run", "*", "intentgate-full*"))
+		if len(built) != 1 {
+			t.Errorf("intentgate-full built in the cache: %q, want one", built)
+		}
 	}
 }
