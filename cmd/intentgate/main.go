@@ -5,11 +5,11 @@
 // that links the model SDKs, the MCP SDK, the browser driver, go-git and
 // the PDF reader takes several times as long to start as one that reads
 // stdin and prints JSON. So intentgate links only what a hook event needs
-// and answers those itself; every other command, and any hook command line
-// it does not read exactly as the full command tree would, it hands to
-// intentgate-full, installed beside it, with the same arguments,
-// environment, standard streams and exit status (on Unix by replacing its
-// own process with it).
+// and answers those (and --version) itself; every other command, and any
+// hook command line it does not read exactly as the full command tree
+// would, it hands to intentgate-full, installed beside it, with the same
+// arguments, environment, standard streams and exit status (on Unix by
+// replacing its own process with it).
 package main
 
 import (
@@ -28,6 +28,11 @@ var version = "0.1.0-dev"
 
 func main() {
 	args := os.Args[1:]
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-v") {
+		// What the command tree prints, without starting it.
+		fmt.Printf("intentgate version %s\n", version)
+		return
+	}
 	if o, agent, ok := hookArgs(args); ok {
 		os.Exit(hook(o, agent, os.Stdin, os.Stdout, os.Stderr))
 	}

@@ -158,7 +158,8 @@ func workspace(t *testing.T, full string) string {
 
 // A command intentgate does not answer itself runs in intentgate-full with
 // the same arguments, standard streams and exit status: what a user sees is
-// what intentgate-full run directly shows.
+// what intentgate-full run directly shows (and so for --version, which
+// intentgate answers itself).
 func TestRunsFullForOtherCommands(t *testing.T) {
 	dir := binaries(t)
 	front, full := filepath.Join(dir, "intentgate"), filepath.Join(dir, "intentgate-full")
@@ -171,6 +172,8 @@ func TestRunsFullForOtherCommands(t *testing.T) {
 		code  int
 	}{
 		{"version", "", []string{"--version"}, "intentgate version", 0},
+		{"version, shorthand", "", []string{"-v"}, "intentgate version", 0},
+		{"version with a value", "", []string{"--version=true"}, "intentgate version", 0},
 		{"root help", "", []string{"--help"}, "intentgate demo", 0},
 		{"hook help", "", []string{"hook", "--help"}, "--only-governed", 0},
 		{"hook flag the tree rejects", "", []string{"hook", "claude-code", "-w=x", "--bogus"}, "unknown flag: --bogus", 1},
