@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/intentgate/intentgate/internal/fsx"
 	"github.com/intentgate/intentgate/internal/selfexe"
 )
 
@@ -109,6 +110,20 @@ func goRunFull(self string) (full string, ok bool, err error) {
 	}
 	full = filepath.Join(cache, "intentgate", "go-run", hex.EncodeToString(key[:8]), selfexe.Exe(selfexe.FullName))
 	args = append(args, "-o", full, bi.Main.Path+"/cmd/"+selfexe.FullName)
+	// Two first `go run`s at once must not link over each other's
+	// output while one of them runs it: the build runs under a lock.
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return "", true, fmt.Errorf("`go run` built intentgate alone, and the directory to build intentgate-full in cannot be made: %v", err)
+	}
+	lock, err := os.OpenFile(full+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return "", true, fmt.Errorf("`go run` built intentgate alone, and the lock for building intentgate-full cannot be opened: %v", err)
+	}
+	defer lock.Close()
+	if err := fsx.LockFile(lock); err != nil {
+		return "", true, fmt.Errorf("`go run` built intentgate alone, and the lock for building intentgate-full cannot be taken (%s): %v", lock.Name(), err)
+	}
+	defer fsx.UnlockFile(lock)
 	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 		return "", true, fmt.Errorf("`go run` built intentgate alone, and building intentgate-full failed (go %s: %v):\n%s", strings.Join(args, " "), err, out)
 	}
