@@ -667,17 +667,18 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 	return ch, nil
 }
 
-// syncTogether fsyncs f and the journal slot js at the same time
-// (SyncFiles), having started both writebacks first, and closes f (the slot
-// stays open). Both files are written before either sync begins, so the
-// journal transaction the first sync commits holds both: on ext4 the second
-// sync finds its transaction committed or being committed, and the two cost
-// one round of the disk.
+// syncTogether syncs the new content f and the journal slot js at the same
+// time and closes f (the slot stays open): f's fsync goes to the kernel
+// (StartSync) while this thread syncs the slot's data (datasync: the slot
+// is rewritten in place, so its times are all its inode would add). f's
+// writeback is started first, so that on a journaling file system the
+// transaction the first sync commits holds both files' blocks, and the two
+// syncs cost one round of the disk.
 func syncTogether(f, js *os.File) error {
-	startWriteback(js)
 	startWriteback(f)
-	errs := SyncFiles(js, f)
-	ej, ef := errs[0], errs[1]
+	s := StartSync(f)
+	ej := datasync(js)
+	ef := s.Wait()[0]
 	if err := f.Close(); ef == nil {
 		ef = err
 	}
