@@ -70,10 +70,8 @@ func (m *toolServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer
 	in, restore := pollableInput(in)
 	defer restore()
 	g := newEOFGate(in, out, m.o.MaxMessage)
-	// The gate hands on no line longer than g.max and its newline; the
-	// SDK's own bound is set just past that, so that the gate's error is
-	// the one the client gets.
-	err := m.Serve(ctx, &mcp.IOTransport{Reader: g, Writer: g, MaxLineLength: g.max + 2})
+	// The gate hands on no line longer than g.max and its newline.
+	err := m.Serve(ctx, lineTransport{g})
 	g.mu.Lock()
 	tooLarge := g.tooLarge
 	g.mu.Unlock()
