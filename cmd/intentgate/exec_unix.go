@@ -1,0 +1,19 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"syscall"
+)
+
+const isWindows = false
+
+// execFull replaces this process with intentgate-full: the same process,
+// arguments (the program name as given), environment and open files, so
+// signals, exit status and the process id are intentgate-full's own. It
+// returns only when the exec fails.
+func execFull(full string, args []string) error {
+	argv := append([]string{os.Args[0]}, args...)
+	return syscall.Exec(full, argv, os.Environ())
+}
