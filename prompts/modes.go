@@ -5,7 +5,7 @@ import "slices"
 // The built-in modes as the prompt describes them. The mode policy the engine
 // enforces (TOOL_NOT_ALLOWED) is orchestration's (orchestration/modes.go);
 // this table repeats its groups and file restriction, with the texts a model
-// reads, and cmd/intentgate's TestPromptModesMatchOrchestration keeps the two
+// reads, and cmd/intentgate-full's TestPromptModesMatchOrchestration keeps the two
 // in step. TODO: let System and ForMode take an orchestration mode, so that
 // custom modes from .orchestration/modes.yaml are described too and only one
 // table of groups remains.

@@ -1,9 +1,10 @@
 // Command intentgate-hook is `intentgate hook AGENT` as a program of its
 // own: an agent starts one process per hook event, and this one links only
-// what answering an event needs (package hookcmd), so it starts in a
-// fraction of intentgate's time. Its arguments, answers and records are
-// those of `intentgate hook`; `intentgate install` writes it into an agent's
-// settings when it lies beside the intentgate executable.
+// what answering an event needs (package hookcmd), as intentgate itself
+// does (it runs intentgate-full for its other commands). Its arguments,
+// answers and records are those of `intentgate hook`; `intentgate install`
+// writes it into an agent's settings when it lies beside the intentgate
+// executable.
 package main
 
 import (
@@ -40,7 +41,7 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 	o, agent, err := parse(args)
 	switch {
 	case errors.Is(err, errHelp):
-		fmt.Fprintf(out, "%s\n\nThis is `intentgate hook` as a program of its own, which starts faster.\n\n", hookcmd.Long())
+		fmt.Fprintf(out, "%s\n\nThis is `intentgate hook` as a program of its own, which links only what an event needs.\n\n", hookcmd.Long())
 		fmt.Fprintf(out, usage, hookcmd.OnlyGovernedUsage, hookcmd.WorkspaceUsage)
 		return 0
 	case errors.Is(err, errVersion):

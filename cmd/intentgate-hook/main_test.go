@@ -113,8 +113,8 @@ var (
 	buildErr         error
 )
 
-// binaries builds intentgate and intentgate-hook side by side, as
-// `go install ./cmd/...` puts them.
+// binaries builds intentgate, intentgate-full and intentgate-hook side by
+// side, as `go install ./cmd/...` puts them.
 func binaries(t *testing.T) (full, lean string) {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -124,7 +124,9 @@ func binaries(t *testing.T) (full, lean string) {
 			return
 		}
 		fullBin, leanBin = filepath.Join(dir, "intentgate"), filepath.Join(dir, "intentgate-hook")
-		for bin, pkg := range map[string]string{fullBin: "../intentgate", leanBin: "."} {
+		// intentgate answers hook events itself and runs intentgate-full,
+		// beside it, for the other commands (serve, init).
+		for bin, pkg := range map[string]string{fullBin: "../intentgate", filepath.Join(dir, "intentgate-full"): "../intentgate-full", leanBin: "."} {
 			if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 				buildErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 				return
@@ -326,7 +328,7 @@ func TestAnswersLikeIntentgateHook(t *testing.T) {
 	}
 	full, lean := binaries(t)
 	var dirs []string
-	for _, root := range []string{"../intentgate/testdata/captured", "../intentgate/testdata/hooks"} {
+	for _, root := range []string{"../intentgate-full/testdata/captured", "../intentgate-full/testdata/hooks"} {
 		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") && !slices.Contains(dirs, filepath.Dir(p)) {
 				dirs = append(dirs, filepath.Dir(p))
@@ -344,7 +346,7 @@ func TestAnswersLikeIntentgateHook(t *testing.T) {
 		}
 	}()
 	for _, dir := range dirs {
-		rel, _ := filepath.Rel("../intentgate/testdata", dir)
+		rel, _ := filepath.Rel("../intentgate-full/testdata", dir)
 		t.Run(filepath.ToSlash(rel), func(t *testing.T) {
 			agent := strings.Split(filepath.ToSlash(rel), "/")[1]
 			entries, err := os.ReadDir(dir)
@@ -393,7 +395,7 @@ func TestAnswersLikeIntentgateHook(t *testing.T) {
 // with O_CREAT.)
 func TestReadEventLeavesNothing(t *testing.T) {
 	full, lean := binaries(t)
-	dir := "../intentgate/testdata/captured"
+	dir := "../intentgate-full/testdata/captured"
 	setup := []string{"01-SessionStart.json", "02-UserPromptSubmit.json"}
 	reads := map[string][]string{
 		"claude-code": {"claude-code/2.1.331/04-PreToolUse-Read.json"},

@@ -1,34 +1,56 @@
 // Command intentgate is governance middleware for AI coding agents.
+//
+// An agent starts `intentgate hook AGENT` once per event, and Go runs the
+// initialisation of every package a program links before main: a program
+// that links the model SDKs, the MCP SDK, the browser driver, go-git and
+// the PDF reader takes several times as long to start as one that reads
+// stdin and prints JSON. So intentgate links only what a hook event needs
+// and answers those (and --version) itself; every other command, and any
+// hook command line it does not read exactly as the full command tree
+// would, it hands to intentgate-full, installed beside it, with the same
+// arguments, environment, standard streams and exit status (on Unix by
+// replacing its own process with it).
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/spf13/cobra"
-
-	"github.com/intentgate/intentgate/internal/timerslack"
+	"github.com/intentgate/intentgate/internal/hookcmd"
 )
 
+// version is set at build time with -ldflags "-X main.version=...", to the
+// same version as intentgate-full's: it is written into ledger records.
+var version = "0.1.0-dev"
+
 func main() {
-	timerslack.Relax(os.Args[1:])
-	if err := command(os.Args[1:], os.Stdin, os.Stdout, os.Stderr).Execute(); err != nil {
-		if !errors.Is(err, errSilent) {
-			fmt.Fprintln(os.Stderr, "intentgate:", err)
-		}
-		os.Exit(exitCode(err))
+	args := os.Args[1:]
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-v") {
+		// What the command tree prints, without starting it.
+		fmt.Printf("intentgate version %s\n", version)
+		return
 	}
+	if o, agent, ok := hookArgs(args); ok {
+		os.Exit(hook(o, agent, os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(runFull(args, os.Stderr))
 }
 
-// command is the root command for the command line args. An agent starts
-// "intentgate hook AGENT" once per event, so that process builds the root
-// with the hook command alone, not the whole tree of commands and their
-// flags: its arguments, flags, help and errors are those of the full tree.
-func command(args []string, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	if len(args) > 0 && args[0] == "hook" {
-		return newRootOf(newHookCmd, stdin, stdout, stderr)
+// hook answers one hook event as `intentgate-full hook` does: its error
+// and exit status are those the command tree gives.
+func hook(o hookcmd.Options, agent string, in io.Reader, out, errw io.Writer) int {
+	err := hookcmd.Run(context.Background(), o, version, agent, in, out, errw)
+	if err == nil {
+		return 0
 	}
-	return newRoot(stdin, stdout, stderr)
+	code := 1
+	var ee *hookcmd.ExitError
+	if errors.As(err, &ee) {
+		code, err = ee.Code, ee.Err
+	}
+	fmt.Fprintln(errw, "intentgate:", err)
+	return code
 }

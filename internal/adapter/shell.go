@@ -2,12 +2,11 @@ package adapter
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/selfexe"
 )
 
 // Which agents let a pre-tool hook replace a shell command before it runs,
@@ -87,20 +86,12 @@ func ExecCommandLine(session, ws, command string) string {
 }
 
 // intentgateExecutable is the intentgate that runs `intentgate exec`: this
-// process's executable, or, in intentgate-hook (which has no exec command),
-// the intentgate installed beside it.
+// process's executable, or, in intentgate-hook (which has no exec command)
+// and intentgate-full, the intentgate installed beside it.
 func intentgateExecutable() string {
-	self, err := os.Executable()
+	self, err := selfexe.Intentgate()
 	if err != nil {
 		return "intentgate"
-	}
-	dir, base := filepath.Split(self)
-	if ext := filepath.Ext(base); strings.EqualFold(ext, ".exe") {
-		if strings.EqualFold(strings.TrimSuffix(base, ext), "intentgate-hook") {
-			return filepath.Join(dir, "intentgate"+ext)
-		}
-	} else if base == "intentgate-hook" {
-		return filepath.Join(dir, "intentgate")
 	}
 	return self
 }

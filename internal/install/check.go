@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/intentgate/intentgate/internal/selfexe"
 )
 
 // resolveCommand makes sure the command the agent will run for its hooks
@@ -32,7 +34,7 @@ func (o *Options) resolveCommand(out io.Writer) error {
 		return fmt.Errorf("--command %q is not on PATH, so the agent could not run its hooks and would work ungoverned; "+
 			"give its absolute path, or put it on PATH", o.Command)
 	}
-	self, err := os.Executable()
+	self, err := selfexe.Intentgate()
 	if err == nil {
 		self, err = filepath.EvalSymlinks(self)
 	}

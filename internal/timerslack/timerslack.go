@@ -14,10 +14,11 @@
 //
 // A thread's slack is inherited by the threads it creates and kept across
 // execve, and the runtime starts sysmon before any code of the program
-// runs; so the only way to give it to sysmon is to start again: Relax
-// re-executes the running binary (same process id, arguments, environment
-// and open descriptors) once, with the slack set, before the server reads
-// anything. Elsewhere it does nothing.
+// runs; so sysmon gets it only from the thread that executed the program.
+// intentgate sets it on the thread that executes intentgate-full for a
+// server command (Set); intentgate-full, started for one some other way,
+// re-executes itself once with it (Relax), before the server reads
+// anything. Elsewhere nothing changes.
 package timerslack
 
 // Slack is the timer slack, in nanoseconds, a server runs with.
@@ -44,4 +45,15 @@ func Relax(args []string) {
 		return
 	}
 	relax()
+}
+
+// Set is for a process about to execute a program with args: for a server
+// command it locks the calling goroutine to its thread and raises the
+// thread's timer slack to Slack, which the program inherits. The returned
+// function, for when the exec failed, puts both back.
+func Set(args []string) (restore func()) {
+	if len(args) == 0 || !servers[args[0]] {
+		return func() {}
+	}
+	return set()
 }

@@ -34,3 +34,16 @@ func relax() {
 	// Not re-executed (no /proc, say): on as before.
 	unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(cur), 0, 0, 0)
 }
+
+func set() func() {
+	runtime.LockOSThread()
+	cur, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	if err != nil || cur >= Slack || unix.Prctl(unix.PR_SET_TIMERSLACK, Slack, 0, 0, 0) != nil {
+		runtime.UnlockOSThread()
+		return func() {}
+	}
+	return func() {
+		unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(cur), 0, 0, 0)
+		runtime.UnlockOSThread()
+	}
+}

@@ -145,6 +145,8 @@ func Blame(o BlameOptions) (*BlameResult, error) {
 	}
 	b := newBlamer(rel, content)
 	b.indexDir = indexDir(ledger)
+	b.snaps = snap.OpenStore(b.indexDir)
+	defer b.snaps.Close()
 	res := &BlameResult{Path: rel}
 	err = ErrNoIndex
 	if !o.NoIndex {
@@ -186,7 +188,7 @@ func Blame(o BlameOptions) (*BlameResult, error) {
 	// The file holds what its latest record left: keep its fingerprints so
 	// that a later hand edit does not cost the lines around it their writers.
 	if n := len(b.hist); n > 0 && b.hist[n-1].after == b.fileSHA && b.capture {
-		writeSnapshot(b.indexDir, b.fileSHA, content)
+		b.snaps.Write(b.fileSHA, content)
 	}
 	return res, nil
 }
@@ -291,6 +293,7 @@ type blamer struct {
 	reason   []string
 	ix       *Index
 	indexDir string
+	snaps    *snap.Store // the snapshots, read and written (nil: none)
 	err      error
 	others   map[int]*orchestration.Record // records of other files, by ledger line
 	capture  bool                          // keep snapshots of versions replay pins down
@@ -401,10 +404,10 @@ func (b *blamer) assign(fi int, h *histRec, evidence string) {
 }
 
 func (b *blamer) snapshot(sha string) ([]uint64, bool) {
-	if sha == "" || b.indexDir == "" {
+	if sha == "" || b.snaps == nil {
 		return nil, false
 	}
-	return readSnapshot(b.indexDir, sha)
+	return b.snaps.Read(sha)
 }
 
 // replay walks the file's records back from its current content.
@@ -519,7 +522,7 @@ func (b *blamer) keepVersion(version []slot, sha string) {
 		}
 		buf.Write(b.raw[s.fi])
 	}
-	writeSnapshot(b.indexDir, sha, buf.Bytes()) // checks the hash
+	b.snaps.Write(sha, buf.Bytes()) // checks the hash
 }
 
 // older marks the lines a replay could not follow past r.

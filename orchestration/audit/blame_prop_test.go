@@ -3,10 +3,13 @@ package audit
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/intentgate/intentgate/orchestration"
+	"github.com/intentgate/intentgate/orchestration/audit/snap"
 )
 
 // Random edit histories (inserts, replacements, deletions, moves) with the
@@ -20,16 +23,27 @@ func TestBlameRandomHistories(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
 		for _, capture := range []bool{true, false} {
 			t.Run(fmt.Sprintf("seed=%d/capture=%v", seed, capture), func(t *testing.T) {
-				blameHistory(t, seed, capture)
+				blameHistory(t, seed, capture, false)
 			})
 		}
 	}
 }
 
-func blameHistory(t *testing.T, seed uint64, capture bool) {
+// The same histories with every snapshot in a file of its own, as a
+// workspace kept them before packs: blame reads them the same.
+func TestBlameRandomHistoriesSnapshotFiles(t *testing.T) {
+	for seed := uint64(1); seed <= 12; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			blameHistory(t, seed, true, true)
+		})
+	}
+}
+
+func blameHistory(t *testing.T, seed uint64, capture, files bool) {
 	r := rand.New(rand.NewPCG(seed, seed*7919))
 	s := newSim(t)
 	c := NewCapture(s.ws, s.ledger)
+	defer c.Close()
 	const p = "src/f.go"
 	var text, who []string
 	var movers []map[string]bool // per line, the records that moved it
@@ -129,7 +143,17 @@ func blameHistory(t *testing.T, seed uint64, capture bool) {
 			}
 		}
 		movers = newMovers
-		if capture {
+		switch {
+		case capture && files:
+			b := []byte(content())
+			p := snapPath(indexDir(s.ledger), snap.SHA256Hex(b))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, legacySnapshot(fingerprints(snap.SplitLines(b))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		case capture:
 			if err := c.Keep([]byte(content())); err != nil {
 				t.Fatal(err)
 			}
@@ -160,6 +184,13 @@ func blameHistory(t *testing.T, seed uint64, capture bool) {
 		}
 	}
 	t.Logf("%d of %d unique lines attributed", attributed, unique)
+	if files {
+		// Every version blame could keep is in a file already: it found
+		// them there, so it appended none to a pack.
+		if _, err := os.Stat(filepath.Join(indexDir(s.ledger), "snap", "pack")); err == nil {
+			t.Error("blame appended snapshots it had in files to a pack")
+		}
+	}
 }
 
 func repeat(s string, n int) []string {

@@ -27,7 +27,7 @@ import (
 // are indexed, and the chain link of the last indexed line, which is how a
 // rewritten or truncated ledger is noticed), immutable segment files, each
 // covering a run of lines, and snap/ (line fingerprints of file contents, see
-// blame.go). When the ledger grew, a segment for the new lines is added, and
+// blame.go and package snap). When the ledger grew, a segment for the new lines is added, and
 // small trailing segments are merged so there are O(log n) of them. Segment
 // files are never rewritten, only replaced through the manifest (renamed into
 // place), so concurrent readers and updaters need no lock; an updater that

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -158,11 +159,10 @@ func FuzzReadSnapshot(f *testing.F) {
 	dir := f.TempDir()
 	content := []byte("a\nb\r\nc")
 	sha := snap.SHA256Hex(content)
-	if err := writeSnapshot(dir, sha, content); err != nil {
-		f.Fatal(err)
-	}
-	good, err := os.ReadFile(snapPath(dir, sha))
-	if err != nil {
+	// A snapshot file as kept before packs, which workspaces may still
+	// hold.
+	good := legacySnapshot(fingerprints(snap.SplitLines(content)))
+	if err := os.MkdirAll(filepath.Dir(snapPath(dir, sha)), 0o755); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(good)
@@ -176,4 +176,15 @@ func FuzzReadSnapshot(f *testing.F) {
 			t.Fatalf("readSnapshot accepted %d bytes as %d fingerprints", len(b), len(fps))
 		}
 	})
+}
+
+// legacySnapshot is a snapshot file as intentgate wrote one per content
+// before packs: "IGSNAP01", a little-endian count, the fingerprints.
+func legacySnapshot(fps []uint64) []byte {
+	b := []byte("IGSNAP01")
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(fps)))
+	for _, f := range fps {
+		b = binary.LittleEndian.AppendUint64(b, f)
+	}
+	return b
 }

@@ -19,8 +19,3 @@ func fingerprints(lines [][]byte) []uint64               { return snap.Fingerpri
 func validSHA(s string) bool                             { return snap.ValidSHA(s) }
 func snapPath(indexDir, sha string) string               { return snap.Path(indexDir, sha) }
 func readSnapshot(indexDir, sha string) ([]uint64, bool) { return snap.Read(indexDir, sha) }
-
-// writeSnapshot stores the fingerprints of content, which must hash to sha.
-func writeSnapshot(indexDir, sha string, content []byte) error {
-	return snap.Write(indexDir, sha, content)
-}

@@ -25,6 +25,7 @@ import (
 	"github.com/intentgate/intentgate/engine"
 	"github.com/intentgate/intentgate/internal/adapter"
 	"github.com/intentgate/intentgate/internal/peer/kernel"
+	"github.com/intentgate/intentgate/internal/selfexe"
 	"github.com/intentgate/intentgate/orchestration"
 )
 
@@ -59,9 +60,9 @@ var errNotOurs = errors.New("not served by this intentgate executable")
 // or it failed to answer): the event is then handled in this process, with
 // the same result, since all the state either uses is in .orchestration/.
 //
-// The daemon must run this process's executable, or the intentgate
-// executable beside it (intentgate-hook is installed next to intentgate,
-// which runs the daemon).
+// The daemon must run this process's executable, or the intentgate or
+// intentgate-full executable beside it (intentgate-hook is installed next
+// to intentgate, which runs intentgate-full for the daemon).
 //
 // Where no daemon was ever started this costs one lstat; where one was and
 // is gone, one refused connect.
@@ -255,19 +256,16 @@ func dialDaemon(ctx context.Context, sock string) (conn, error) {
 }
 
 // verifyPeer checks, through the kernel's record of who listens on the
-// socket (cr), that it is this user running this executable or the
-// intentgate executable beside it.
+// socket (cr), that it is this user running this executable, or the
+// intentgate or intentgate-full beside it (intentgate runs intentgate-full
+// for serve).
 func verifyPeer(cr kernel.Cred) error {
 	if cr.UID != os.Geteuid() {
 		return fmt.Errorf("the socket's process runs as uid %d", cr.UID)
 	}
 	var beside []string
 	if exe, err := os.Executable(); err == nil {
-		name := "intentgate"
-		if isWindows {
-			name += ".exe"
-		}
-		beside = append(beside, filepath.Join(filepath.Dir(exe), name))
+		beside = selfexe.Beside(exe)
 	}
 	return kernel.SameExecutableAs(cr.PID, beside...)
 }

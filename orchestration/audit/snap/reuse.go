@@ -102,6 +102,18 @@ func (r *recent) fingerprints(beforeSHA string, after []byte) []uint64 {
 	return Fingerprints(SplitLines(after))
 }
 
+// has reports whether sha is among the contents remembered.
+func (r *recent) has(sha string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.list {
+		if e.sha == sha {
+			return true
+		}
+	}
+	return false
+}
+
 // keep remembers content, hashing to sha, with its fingerprints. content
 // is kept as it is, not copied: RecordedContent's callers hand over bytes
 // nobody changes afterwards (a change's new content).

@@ -72,7 +72,8 @@ func FuzzFingerprintsFrom(f *testing.F) {
 // scratch; and the snapshot of a version it never saw is made from scratch.
 func TestCaptureNextVersionSameSnapshot(t *testing.T) {
 	dir := t.TempDir()
-	c := &Capture{indexDir: dir}
+	c := &Capture{indexDir: dir, store: OpenStore(dir)}
+	defer c.Close()
 	v1 := []byte(strings.Repeat("unchanged line\n", 300) + "tail\n")
 	v2 := []byte("new first line\n" + string(v1[15:]) + "added\n")
 	rec := func(mut string, before, after []byte) *orchestration.Record {

@@ -1,7 +1,8 @@
 // Package snap keeps blame's line snapshots: for a content whose SHA-256 a
-// ledger record names, the fingerprints of its lines, under
-// <index dir>/snap/<sha256>. Package audit reads them (blame); Capture
-// writes them at trace time. It is its own package so that a hook process,
+// ledger record names, the fingerprints of its lines, keyed by that hash in
+// the packs of <index dir>/snap/ (pack.go; older workspaces also hold one
+// file per content, snap/xx/<sha256>, which are still read). Package audit
+// reads them (blame); Capture writes them at trace time. It is its own package so that a hook process,
 // which records changes, links it without the rest of audit.
 //
 // The ledger holds a hash per recorded range, not per line, so on its own
@@ -16,16 +17,15 @@
 package snap
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/intentgate/intentgate/internal/fsx"
 	"github.com/intentgate/intentgate/orchestration"
@@ -90,17 +90,25 @@ func ValidSHA(s string) bool {
 	return err == nil
 }
 
-// Path is the snapshot file of the content hashing to sha.
+// Path is the file a snapshot of the content hashing to sha had before
+// snapshots went to packs; workspaces may still hold such files, which
+// readers still take.
 func Path(indexDir, sha string) string {
 	return filepath.Join(indexDir, "snap", sha[:2], sha)
 }
 
 // Read returns the fingerprints stored for sha; false when there are none
-// or the file is not a whole snapshot.
+// or none that checks. To look up more than one, open a Store.
 func Read(indexDir, sha string) ([]uint64, bool) {
-	if !ValidSHA(sha) {
-		return nil, false
-	}
+	s := OpenStore(indexDir)
+	defer s.Close()
+	return s.Read(sha)
+}
+
+// readFile reads a snapshot from its own file (Path), as they were kept
+// before packs: Magic, a little-endian count, the fingerprints. A file of
+// any other length is not a snapshot.
+func readFile(indexDir, sha string) ([]uint64, bool) {
 	b, err := os.ReadFile(Path(indexDir, sha))
 	if err != nil || len(b) < 12 || string(b[:8]) != Magic {
 		return nil, false
@@ -116,63 +124,101 @@ func Read(indexDir, sha string) ([]uint64, bool) {
 	return fps, true
 }
 
-// Write stores the fingerprints of content, which must hash to sha.
+// Write stores the fingerprints of content, which must hash to sha. To
+// store more than one, open a Store.
 func Write(indexDir, sha string, content []byte) error {
-	if !ValidSHA(sha) || SHA256Hex(content) != sha {
-		return errors.New("snapshot: content does not match its hash")
-	}
-	return WriteHashed(indexDir, sha, content)
+	s := OpenStore(indexDir)
+	defer s.Close()
+	return s.Write(sha, content)
 }
 
 // WriteHashed is Write for content the caller has just hashed to sha
 // itself.
 func WriteHashed(indexDir, sha string, content []byte) error {
-	return writeFingerprints(indexDir, sha, Fingerprints(SplitLines(content)))
+	s := OpenStore(indexDir)
+	defer s.Close()
+	return s.writeFingerprints(sha, Fingerprints(SplitLines(content)))
 }
 
-// writeFingerprints stores fps as the snapshot of the content hashing to
+// Store reads and writes the snapshots of one index directory. Its first
+// lookup reads the headers of every pack once; later ones read one record
+// each. It is safe for concurrent use.
+type Store struct {
+	indexDir string
+	w        packWriter
+	mu       sync.Mutex
+	px       *packIndex
+}
+
+// OpenStore returns the Store of indexDir. It reads nothing yet.
+func OpenStore(indexDir string) *Store {
+	return &Store{indexDir: indexDir, w: packWriter{indexDir: indexDir}}
+}
+
+func (s *Store) index() *packIndex {
+	if s.px == nil {
+		s.px = openPackIndex(s.indexDir)
+	}
+	return s.px
+}
+
+// Read returns the fingerprints stored for sha, from a pack or from a file
+// of its own; false when there are none that check.
+func (s *Store) Read(sha string) ([]uint64, bool) {
+	sum, ok := sumOf(sha)
+	if !ok {
+		return nil, false
+	}
+	s.mu.Lock()
+	fps, ok := s.index().read(&sum)
+	s.mu.Unlock()
+	if ok {
+		return fps, true
+	}
+	return readFile(s.indexDir, sha)
+}
+
+// Write stores the fingerprints of content, which must hash to sha, unless
+// a snapshot of it is there already.
+func (s *Store) Write(sha string, content []byte) error {
+	if !ValidSHA(sha) || SHA256Hex(content) != sha {
+		return errors.New("snapshot: content does not match its hash")
+	}
+	if _, ok := s.Read(sha); ok {
+		return nil
+	}
+	return s.writeFingerprints(sha, Fingerprints(SplitLines(content)))
+}
+
+// writeFingerprints appends fps as the snapshot of the content hashing to
 // sha.
-func writeFingerprints(indexDir, sha string, fps []uint64) error {
-	if !ValidSHA(sha) {
+func (s *Store) writeFingerprints(sha string, fps []uint64) error {
+	sum, ok := sumOf(sha)
+	if !ok {
 		return errors.New("snapshot: not a content hash")
 	}
-	p := Path(indexDir, sha)
-	b := make([]byte, 0, 12+8*len(fps))
-	b = append(b, Magic...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(fps)))
-	for _, f := range fps {
-		b = binary.LittleEndian.AppendUint64(b, f)
+	if err := s.w.append(appendRecord(make([]byte, 0, recordLen(len(fps))), &sum, fps)); err != nil {
+		return err
 	}
-	return writeNew(p, b)
+	s.mu.Lock()
+	if s.px != nil {
+		// Readers of this Store see it too; the index only grows by
+		// what this Store wrote, which it looks up by reading again.
+		s.px.written[sum] = fps
+	}
+	s.mu.Unlock()
+	return nil
 }
 
-// writeNew writes a snapshot file that is not there yet, in place: a new
-// name needs no temporary file and rename to keep readers from a half
-// written one, since Read takes only a file of exactly the length its count
-// gives, and a half written one (a crash, a reader too early) reads as
-// missing. A file already there holding exactly b (the same content,
-// snapshotted before, since the name is its hash) is kept; any other, left
-// by a crash, is replaced atomically.
-func writeNew(p string, b []byte) error {
-	err := createWrite(p, b)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		err = createWrite(p, b)
+// Close closes the packs.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.px != nil {
+		s.px.close()
+		s.px = nil
 	}
-	if errors.Is(err, fs.ErrExist) {
-		if fi, serr := os.Lstat(p); serr == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(b)) {
-			// A crash may leave the right length with other bytes
-			// (blocks never written): compare, which is rare and cheap
-			// (8 bytes a line), rather than trust the length.
-			if old, rerr := os.ReadFile(p); rerr == nil && bytes.Equal(old, b) {
-				return nil
-			}
-		}
-		return WriteAtomic(p, b)
-	}
-	return err
+	s.mu.Unlock()
+	return s.w.Close()
 }
 
 // Capture snapshots files as records of their changes are appended, so that
@@ -182,13 +228,23 @@ func writeNew(p string, b []byte) error {
 type Capture struct {
 	workspace string
 	indexDir  string
+	store     *Store
 	recent    recent
 }
 
 // NewCapture returns a Capture for the workspace whose ledger is at ledger.
 func NewCapture(workspace, ledger string) *Capture {
-	return &Capture{workspace: workspace, indexDir: IndexDir(ledger)}
+	d := IndexDir(ledger)
+	return &Capture{workspace: workspace, indexDir: d, store: OpenStore(d)}
 }
+
+// Flush does nothing: snapshots are appended as they come. It makes a
+// Capture a batching recorder, so that the trace closes it.
+func (c *Capture) Flush() error { return nil }
+
+// Close closes the pack the Capture appends to; a later snapshot opens it
+// again.
+func (c *Capture) Close() error { return c.store.Close() }
 
 // Recorded snapshots the files rec changed if they still hold what rec says
 // it left. Failing to is not an error: snapshots are a cache.
@@ -204,9 +260,14 @@ func (c *Capture) Recorded(rec *orchestration.Record, _ []byte) error {
 		return nil
 	}
 	defer root.Close()
+	sha := rec.Meta.AfterSHA256
+	if !ValidSHA(sha) || c.recent.has(sha) {
+		return nil
+	}
 	for _, f := range rec.Files {
-		if content, err := ReadRooted(root, f.Path); err == nil && SHA256Hex(content) == rec.Meta.AfterSHA256 {
-			Write(c.indexDir, rec.Meta.AfterSHA256, content)
+		if content, err := ReadRooted(root, f.Path); err == nil && SHA256Hex(content) == sha {
+			c.store.writeFingerprints(sha, Fingerprints(SplitLines(content)))
+			break
 		}
 	}
 	return nil
@@ -225,8 +286,8 @@ func (c *Capture) RecordedContent(rec *orchestration.Record, _ []byte, after []b
 		return nil
 	}
 	sha := rec.Meta.AfterSHA256
-	if !ValidSHA(sha) {
-		return nil
+	if !ValidSHA(sha) || c.recent.has(sha) {
+		return nil // this process snapshotted this content a moment ago
 	}
 	// The previous version's fingerprints, when this process snapshotted
 	// it, give those of the lines the change left alone.
@@ -235,7 +296,7 @@ func (c *Capture) RecordedContent(rec *orchestration.Record, _ []byte, after []b
 		before = rec.Meta.BeforeSHA256
 	}
 	fps := c.recent.fingerprints(before, after)
-	if writeFingerprints(c.indexDir, sha, fps) == nil {
+	if c.store.writeFingerprints(sha, fps) == nil {
 		c.recent.keep(sha, after, fps)
 	}
 	return nil
@@ -245,7 +306,7 @@ func (c *Capture) RecordedContent(rec *orchestration.Record, _ []byte, after []b
 // its record left. For tools that know a content without a file on disk
 // (bench/genledger simulating trace-time capture).
 func (c *Capture) Keep(content []byte) error {
-	return Write(c.indexDir, SHA256Hex(content), content)
+	return c.store.Write(SHA256Hex(content), content)
 }
 
 // isChange reports a record of a change (not a refusal).

@@ -5,9 +5,9 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // A snapshot written from content reads back as the fingerprints of its
@@ -61,60 +61,66 @@ func TestIndexDir(t *testing.T) {
 	}
 }
 
-// A snapshot is written in place under its final name. One cut short by a
-// crash reads as missing, and the next capture of the same content replaces
-// it; a whole one is kept as it is.
-func TestWriteRepairsATornSnapshot(t *testing.T) {
+// legacyFile is a snapshot file as intentgate wrote one per content before
+// packs: Magic, a little-endian count, the fingerprints.
+func legacyFile(fps []uint64) []byte {
+	b := append([]byte(Magic), 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(b[8:], uint32(len(fps)))
+	for _, f := range fps {
+		b = binary.LittleEndian.AppendUint64(b, f)
+	}
+	return b
+}
+
+// Snapshot files of the layout before packs (a workspace's older history)
+// are still read; one cut short or zero-filled by a crash reads as missing,
+// and Write then puts the snapshot in the pack, where it reads back.
+func TestReadsSnapshotFiles(t *testing.T) {
 	dir := t.TempDir()
 	content := []byte("one\ntwo\nthree\n")
 	sha := SHA256Hex(content)
-	if err := Write(dir, sha, content); err != nil {
+	want := Fingerprints(SplitLines(content))
+	whole := legacyFile(want)
+	p := Path(dir, sha)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := Path(dir, sha)
-	whole, err := os.ReadFile(p)
-	if err != nil || len(whole) != 12+8*3 {
-		t.Fatalf("snapshot file = %d bytes, %v; want %d", len(whole), err, 12+8*3)
+	if err := os.WriteFile(p, whole, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	for _, cut := range []int{0, 5, 12, len(whole) - 1} {
-		if err := os.WriteFile(p, whole[:cut], 0o644); err != nil {
+	if got, ok := Read(dir, sha); !ok || !slices.Equal(got, want) {
+		t.Fatalf("Read of a snapshot file = %x, %v; want %x", got, ok, want)
+	}
+	for _, bad := range [][]byte{whole[:0], whole[:5], whole[:12], whole[:len(whole)-1], make([]byte, len(whole)), append(whole, 0)} {
+		if err := os.WriteFile(p, bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := Read(dir, sha); ok {
-			t.Fatalf("a snapshot cut to %d bytes reads as whole", cut)
+			t.Fatalf("a snapshot file of %d bytes %x reads as whole", len(bad), bad)
 		}
-		if err := Write(dir, sha, content); err != nil {
-			t.Fatal(err)
-		}
-		if got, _ := os.ReadFile(p); string(got) != string(whole) {
-			t.Fatalf("after a snapshot cut to %d bytes, Write left %x, want %x", cut, got, whole)
-		}
-	}
-	// A crash can leave the whole length with blocks never written
-	// (zeros): it does not read as whole, and Write replaces it.
-	if err := os.WriteFile(p, make([]byte, len(whole)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := Read(dir, sha); ok {
-		t.Fatal("a zero-filled snapshot reads as whole")
 	}
 	if err := Write(dir, sha, content); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(p); string(got) != string(whole) {
-		t.Fatalf("after a zero-filled snapshot, Write left %x, want %x", got, whole)
+	if got, ok := Read(dir, sha); !ok || !slices.Equal(got, want) {
+		t.Fatalf("Read after Write = %x, %v; want %x", got, ok, want)
 	}
-	// A whole one is not written again (its modification time stays).
-	old := time.Now().Add(-time.Hour).Truncate(time.Second)
-	if err := os.Chtimes(p, old, old); err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(filepath.Join(dir, "snap", "pack")); err != nil {
+		t.Errorf("Write left no pack: %v", err)
 	}
+	// A snapshot already there is not appended again.
+	fi1, _ := os.Stat(filepath.Join(dir, "snap", "pack"))
 	if err := Write(dir, sha, content); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(p); err != nil || !fi.ModTime().Equal(old) {
-		t.Errorf("a whole snapshot was written again: %v, %v", fi.ModTime(), err)
+	if fi2, _ := os.Stat(filepath.Join(dir, "snap", "pack")); fi2.Size() != fi1.Size() {
+		t.Errorf("a snapshot already in the pack was appended again: %d to %d bytes", fi1.Size(), fi2.Size())
 	}
+}
+
+// LineFP hashes short lines in a buffer and long ones through a hasher:
+// both give the first 8 bytes of the SHA-256 of the line and "\n".
+func TestLineFPLongLines(t *testing.T) {
 	// Lines longer than the buffer LineFP hashes short lines in.
 	long := []byte(strings.Repeat("x", 300) + "\n" + strings.Repeat("y", 255) + "\n" + strings.Repeat("z", 254) + "\n")
 	for i, l := range SplitLines(long) {

@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/intentgate/intentgate/internal/dispatch"
+	"github.com/intentgate/intentgate/orchestration/audit/snap"
 )
 
 // resultLine is one answer of the dispatch front door, as its tests read it.
@@ -108,16 +111,28 @@ func TestDispatchLeavesEverySnapshotOnExit(t *testing.T) {
 	if n := strings.Count(out.String(), `"ok":true`); n != 41 {
 		t.Fatalf("%d calls answered ok, want 41:\n%s", n, out.String())
 	}
+	index := filepath.Join(ws, ".orchestration", "index")
 	for i, c := range contents {
 		sum := sha256.Sum256([]byte(c))
 		sha := hex.EncodeToString(sum[:])
-		b, err := os.ReadFile(filepath.Join(ws, ".orchestration", "index", "snap", sha[:2], sha))
-		if err != nil {
-			t.Fatalf("version %d: no snapshot: %v", i, err)
+		fps, ok := snap.Read(index, sha)
+		if !ok {
+			t.Fatalf("version %d: no snapshot", i)
 		}
-		// "IGSNAP01", the line count (2), and a fingerprint per line.
-		if len(b) != 12+2*8 || string(b[:8]) != "IGSNAP01" || b[8] != 2 {
-			t.Fatalf("version %d: snapshot of %d bytes %q, want 28 bytes for 2 lines", i, len(b), b[:min(len(b), 12)])
+		// A fingerprint per line: the first 8 bytes of the SHA-256 of the
+		// line and "\n".
+		var want []uint64
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(c, "\n"), "\n") {
+			s := sha256.Sum256([]byte(strings.TrimSuffix(l, "\n") + "\n"))
+			want = append(want, binary.BigEndian.Uint64(s[:8]))
 		}
+		if !slices.Equal(fps, want) {
+			t.Fatalf("version %d: snapshot %x, want %x", i, fps, want)
+		}
+	}
+	// All in one pack: no file per version.
+	entries, err := os.ReadDir(filepath.Join(index, "snap"))
+	if err != nil || len(entries) != 1 || entries[0].Name() != "pack" {
+		t.Errorf("snap/ holds %v (%v), want only the pack", entries, err)
 	}
 }

@@ -26,8 +26,8 @@ type buildError struct {
 
 func (e *buildError) Error() string { return e.what + ": " + e.err.Error() + "\n" + string(e.out) }
 
-// leanBinary builds intentgate-hook into a directory of its own, beside a
-// hard link to the intentgate the tests run (the same file, so a daemon of
+// leanBinary builds intentgate-hook into a directory of its own, beside
+// hard links to the intentgate and intentgate-full the tests run (the same file, so a daemon of
 // that intentgate is the one beside it), as `go install ./cmd/...` puts
 // them. Not beside the shared test binary: the install tests would find it.
 func leanBinary(t *testing.T) string {
@@ -37,8 +37,10 @@ func leanBinary(t *testing.T) string {
 		if leanDir, leanErr = os.MkdirTemp("", "intentgate-lean-"); leanErr != nil {
 			return
 		}
-		if leanErr = os.Link(full, filepath.Join(leanDir, "intentgate")); leanErr != nil {
-			return
+		for _, name := range []string{"intentgate", "intentgate-full"} {
+			if leanErr = os.Link(filepath.Join(filepath.Dir(full), name), filepath.Join(leanDir, name)); leanErr != nil {
+				return
+			}
 		}
 		if out, err := exec.Command("go", "build", "-o", filepath.Join(leanDir, "intentgate-hook"), "../intentgate-hook").CombinedOutput(); err != nil {
 			leanErr = &buildError{what: "go build ../intentgate-hook", err: err, out: out}

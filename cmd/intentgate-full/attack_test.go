@@ -66,9 +66,8 @@ func testMain(m *testing.M) int {
 			return m.Run()
 		}
 	}
-	cmd := exec.Command("go", "build", "-o", atkBin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building intentgate: %v\n%s", err, out)
+	if _, err := buildInstall(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "building intentgate: %v\n", err)
 		return 1
 	}
 	prebuilt = atkBin

@@ -34,16 +34,25 @@ func e2eBinary(t *testing.T) string {
 			e2eErr = err
 			return
 		}
-		e2eBin = filepath.Join(dir, "intentgate")
-		out, err := exec.Command("go", "build", "-o", e2eBin, ".").CombinedOutput()
-		if err != nil {
-			e2eErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		e2eBin, e2eErr = buildInstall(dir)
 	})
 	if e2eErr != nil {
 		t.Fatal(e2eErr)
 	}
 	return e2eBin
+}
+
+// buildInstall builds intentgate and intentgate-full into dir, as
+// `go install ./cmd/...` puts them, and returns intentgate's path: the tests
+// run the commands as a user does, through intentgate, which answers hook
+// events itself and runs intentgate-full for the other commands.
+func buildInstall(dir string) (string, error) {
+	for name, pkg := range map[string]string{"intentgate": "../intentgate", "intentgate-full": "."} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build -o %s %s: %v\n%s", name, pkg, err, out)
+		}
+	}
+	return filepath.Join(dir, "intentgate"), nil
 }
 
 // e2eWorkspace makes a git repository with the given intents and files.

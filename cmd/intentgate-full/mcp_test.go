@@ -280,7 +280,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		_, err = os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
 	}
 	if err != nil {
-		msg := "the TypeScript MCP client needs node and `npm ci` in cmd/intentgate/testdata/mcp-client: " + err.Error()
+		msg := "the TypeScript MCP client needs node and `npm ci` in cmd/intentgate-full/testdata/mcp-client: " + err.Error()
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}
