@@ -47,6 +47,10 @@ type Call struct {
 	laterSync bool
 	dirs      []pendingDir
 	runsNow   bool
+
+	// The journal slots holding the entries of the call's changes, until
+	// their records are in (JournalDone).
+	journal []callSlot
 }
 
 // ToolRunsNow reports whether the call's tool runs in this process right

@@ -182,11 +182,12 @@ func TestCanonicalThroughCachedDirectory(t *testing.T) {
 	}
 }
 
-// A FIFO planted where a write's journal entry goes (its name follows from
-// the call) fails the write; it does not hang it, and the file is left as
-// it was.
-func TestJournalEntryFIFOFailsTheWrite(t *testing.T) {
+// A FIFO and a symlink planted in the journal directory under slot names
+// neither hang a write nor receive its entry: the write takes a slot of its
+// own, and reading the journal does not hang either.
+func TestJournalSlotFIFOAndSymlinkSkipped(t *testing.T) {
 	ws := t.TempDir()
+	outside := t.TempDir()
 	w, err := OpenWorkspace(ws)
 	if err != nil {
 		t.Fatal(err)
@@ -197,15 +198,34 @@ func TestJournalEntryFIFOFailsTheWrite(t *testing.T) {
 	if err := os.MkdirAll(jd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(jd, JournalName(c.ID, c.Session, "a.txt")), 0o644); err != nil {
+	if err := syscall.Mkfifo(filepath.Join(jd, "fifo.slot"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Without O_NONBLOCK the open would wait for a reader for ever (the
-	// test binary's -timeout would end it).
-	if _, err := w.Edit(c, "a.txt", func([]byte, bool) ([]byte, error) { return []byte("x\n"), nil }); err == nil {
-		t.Fatal("the write went on with a FIFO as its journal entry")
+	target := filepath.Join(outside, "t.slot")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(ws, "a.txt")); err == nil {
-		t.Fatal("a.txt was written without a journal entry")
+	if err := os.Symlink(target, filepath.Join(jd, "link.slot")); err != nil {
+		t.Fatal(err)
+	}
+	// Without O_NONBLOCK an open of the FIFO would wait for a writer for
+	// ever (the test binary's -timeout would end it).
+	if _, err := w.Edit(c, "a.txt", func([]byte, bool) ([]byte, error) { return []byte("x\n"), nil }); err != nil {
+		t.Fatalf("write with a FIFO and a symlink among the slots: %v", err)
+	}
+	if b, _ := os.ReadFile(target); len(b) != 0 {
+		t.Fatalf("the entry was written through the symlink: %q", b)
+	}
+	entries, err := ReadJournal(jd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Fatalf("ReadJournal = %v, want the write's one pending entry", entries)
+	}
+	for name, e := range entries {
+		if name == "fifo.slot" || name == "link.slot" || e.Path != "a.txt" || e.Abandoned() {
+			t.Fatalf("entry %s = %+v, want a.txt in a slot of this live process", name, e)
+		}
 	}
 }

@@ -37,6 +37,7 @@ type Workspace struct {
 	// rootF is the root directory itself, for system calls relative to it.
 	rootF *os.File
 	cache dirCache
+	slots slots
 }
 
 // OpenWorkspace opens dir as a workspace.
@@ -72,6 +73,7 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 
 // Close releases the workspace's directory handle.
 func (w *Workspace) Close() error {
+	w.closeSlots()
 	w.cache.closeAll()
 	w.rootF.Close()
 	return w.root.Close()
@@ -607,34 +609,32 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 	}
 	defer w.releaseDir(tmpDir)
 	// The change is journaled before it happens, so that a crash between
-	// the rename and the ledger record leaves a trace of it. The entry and
-	// the new content are both written first and then synced together
-	// (syncTogether): a journaling file system commits them in one
-	// transaction, so the write waits for the disk once, not twice. An
-	// entry whose rename never happened is dropped on recovery.
-	jdir, jf, jname, err := w.journalWrite(c, &ch)
+	// the rename and the ledger record leaves a trace of it. The entry (in
+	// this process's journal slot) and the new content are both written
+	// first and then synced at the same time (syncTogether), so the write
+	// waits for the disk once, not twice. An entry whose rename never
+	// happened is dropped on recovery.
+	js, err := w.journalWrite(c, &ch)
 	if err != nil {
 		return ch, err
 	}
-	defer w.releaseDir(jdir)
 	tmp, tf, err := writeTemp(tmpDir, name, after, perm)
-	if err == nil {
-		err = syncTogether(jf, tf)
-	} else {
-		jf.Close()
-	}
 	if err != nil {
-		if tmp != "" {
-			tmpDir.root.Remove(tmp)
-		}
-		jdir.root.Remove(jname)
+		w.journalAbort(c, rel)
+		return ch, err
+	}
+	if err = syncTogether(tf, js.f); err != nil {
+		tmpDir.root.Remove(tmp)
+		// A slot whose sync failed is not trusted with another entry.
+		w.journalAbort(c, rel)
+		w.dropSlot(js)
 		return ch, err
 	}
 	// The hash lock's second look, as late as possible: the temp file is
 	// ready, only the rename remains.
 	if err := checkExpect(c, dir, rel, name, fi); err != nil {
 		tmpDir.root.Remove(tmp)
-		jdir.root.Remove(jname)
+		w.journalAbort(c, rel)
 		return ch, err
 	}
 	CrashPoint("crash-before-rename")
@@ -642,7 +642,7 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 	if errors.Is(err, errCrossDevice) {
 		tmpDir.root.Remove(tmp)
 		if tmp, err = writeTempSynced(dref, name, after, perm); err != nil {
-			jdir.root.Remove(jname)
+			w.journalAbort(c, rel)
 			return ch, err
 		}
 		if err = dir.Rename(tmp, name); err != nil {
@@ -652,7 +652,7 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		tmpDir.root.Remove(tmp)
 	}
 	if err != nil {
-		jdir.root.Remove(jname)
+		w.journalAbort(c, rel)
 		return ch, err
 	}
 	CrashPoint("crash-after-rename")
@@ -667,26 +667,25 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 	return ch, nil
 }
 
-// syncTogether fsyncs a and b at the same time (SyncFiles), having started
-// both writebacks first, and closes them. Both files are written before
-// either sync begins, so the journal transaction the first sync commits
-// holds both: on ext4 the second sync finds its transaction committed or
-// being committed, and the two cost one round of the disk.
-func syncTogether(a, b *os.File) error {
-	startWriteback(a)
-	startWriteback(b)
-	errs := SyncFiles(a, b)
-	ea, eb := errs[0], errs[1]
-	if err := a.Close(); ea == nil {
-		ea = err
+// syncTogether syncs the new content f and the journal slot js at the same
+// time and closes f (the slot stays open): f's fsync goes to the kernel
+// (StartSync) while this thread syncs the slot's data (datasync: the slot
+// is rewritten in place, so its times are all its inode would add, and it
+// needs no journal commit of its own). No writeback is started before the
+// fsync: with one file to commit, it only split the same writes into more
+// requests to the disk (per 1,000 writes, 5,100 block requests with it,
+// 4,400 without).
+func syncTogether(f, js *os.File) error {
+	s := StartSync(f)
+	ej := datasync(js)
+	ef := s.Wait()[0]
+	if err := f.Close(); ef == nil {
+		ef = err
 	}
-	if err := b.Close(); eb == nil {
-		eb = err
+	if ej != nil {
+		return ej
 	}
-	if ea != nil {
-		return ea
-	}
-	return eb
+	return ef
 }
 
 // TempDir is where the workspace's temporary files live, relative to it.

@@ -31,10 +31,8 @@ func (t *Trace) journalDir() string {
 	return filepath.Join(filepath.Dir(t.cfg.Ledger.Path()), filepath.Base(engine.JournalDir))
 }
 
-// journalDone drops the journal entry of a change now recorded.
-func (t *Trace) journalDone(c *engine.Call, path string) {
-	os.Remove(filepath.Join(t.journalDir(), engine.JournalName(c.ID, c.Session, path)))
-}
+// journalDone marks done the journal entry of a change now recorded.
+func (t *Trace) journalDone(c *engine.Call, path string) { c.JournalDone(path) }
 
 // Recover completes what a crash between a change and its record left in the
 // journal (engine.JournalDir): an entry of a process that is gone whose
@@ -118,11 +116,11 @@ func (t *Trace) Recover(ctx context.Context) error {
 					errs = append(errs, err)
 				}
 			}
-			os.Remove(filepath.Join(dir, name))
+			engine.DropJournalEntry(dir, name)
 			continue
 		}
 		if unchanged {
-			os.Remove(filepath.Join(dir, name)) // the rename never happened
+			engine.DropJournalEntry(dir, name) // the rename never happened
 			continue
 		}
 		reason := RecoveredReason
@@ -134,7 +132,9 @@ func (t *Trace) Recover(ctx context.Context) error {
 			BeforeUnknown: e.Existed, Reason: reason}
 		if err := t.Post(ctx, c, &engine.Result{Changes: []engine.FileChange{ch}}); err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		engine.DropJournalEntry(dir, name)
 	}
 	return errors.Join(errs...)
 }

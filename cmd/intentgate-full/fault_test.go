@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/intentgate/intentgate/engine"
+	"github.com/intentgate/intentgate/internal/journal"
 )
 
 // faultDispatch runs calls (tool JSON objects) as one dispatch session with
@@ -115,6 +118,15 @@ func TestFaultCrashBetweenChangeAndRecord(t *testing.T) {
 			t.Fatalf("the change was recorded before the crash point:\n%s", l)
 		}
 	}
+	// The entry is in the killed process's slot, pending.
+	slots := journalFiles(t, ws, ".slot")
+	if len(slots) != 1 {
+		t.Fatalf("journal slots after the crash: %v, want 1", slots)
+	}
+	b, _ := os.ReadFile(slots[0])
+	if entry, st := journal.ParseSlot(b); st != journal.InFlight || !strings.Contains(string(entry), `"path":"src/f.txt"`) {
+		t.Fatalf("the slot after the crash: state %v, entry %q; want src/f.txt pending", st, entry)
+	}
 	out, code := runIG(t, "trace", "verify", "-w", ws)
 	if code != 1 || !strings.Contains(out, "CHANGED WITHOUT A RECORD: src/f.txt") {
 		t.Fatalf("verify after the crash: exit %d, want 1 naming the unrecorded change:\n%s", code, out)
@@ -135,6 +147,9 @@ func TestFaultCrashBetweenChangeAndRecord(t *testing.T) {
 	out, code = runIG(t, "trace", "verify", "-w", ws)
 	if code != 0 || !strings.Contains(out, "recorded after a crash") {
 		t.Fatalf("verify after recovery: exit %d\n%s", code, out)
+	}
+	if left := journalFiles(t, ws, ".slot"); len(left) != 0 {
+		t.Errorf("slots left after recovery: %v", left)
 	}
 	// A second open records nothing more.
 	faultDispatch(t, ws, "", selectCall)
@@ -187,7 +202,7 @@ func TestFaultRecordKeptRenameLost(t *testing.T) {
 	}
 	left, _ := os.ReadDir(filepath.Join(ws, ".orchestration", "journal"))
 	for _, e := range left {
-		if strings.HasSuffix(e.Name(), ".json") {
+		if strings.HasSuffix(e.Name(), ".json") || strings.HasSuffix(e.Name(), ".slot") {
 			t.Errorf("the next open left the journal entry %s", e.Name())
 		}
 	}
@@ -198,5 +213,85 @@ func TestFaultRecordKeptRenameLost(t *testing.T) {
 	faultDispatch(t, ws, "", selectCall)
 	if lines := faultLedgerLines(t, ws); strings.Count(strings.Join(lines, "\n"), "lost in the crash") != 1 {
 		t.Errorf("a second open recorded the lost change again")
+	}
+}
+
+// journalFiles lists the files of ws's journal directory ending in suffix.
+func journalFiles(t *testing.T, ws, suffix string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(ws, ".orchestration", "journal", "*"+suffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// A clean dispatch leaves no slot behind: its writes' entries are done, and
+// the slot is removed when the process ends.
+func TestDispatchLeavesNoJournalSlot(t *testing.T) {
+	ws := e2eWorkspace(t, e2eIntents, nil)
+	res, err := faultDispatch(t, ws, "", selectCall, writeCall("src/a.txt", "one\n"), writeCall("src/b.txt", "two\n"), writeCall("src/a.txt", "three\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !r.OK {
+			t.Fatalf("call %d: %+v", i, r)
+		}
+	}
+	if left, _ := os.ReadDir(filepath.Join(ws, ".orchestration", "journal")); len(left) != 0 {
+		t.Fatalf("the journal holds %d files after a clean dispatch, want none", len(left))
+	}
+}
+
+// An entry an older build left (one JSON file per change, before slots) is
+// still recovered: the crash leaves the write's entry in a slot, which the
+// test turns into the file an older build wrote for it (the same JSON, named
+// by engine.JournalName); the next open records the change once and removes
+// the file.
+func TestFaultRecoversAnOlderBuildsEntry(t *testing.T) {
+	ws := e2eWorkspace(t, e2eIntents, map[string]string{"src/f.txt": "old\n"})
+	_, err := faultDispatch(t, ws, "crash-after-rename", selectCall, readCall("src/f.txt"), writeCall("src/f.txt", "new\n"))
+	if _, killed := err.(*exec.ExitError); !killed {
+		t.Fatalf("dispatch with a crash point: err %v, want killed", err)
+	}
+	slots := journalFiles(t, ws, ".slot")
+	if len(slots) != 1 {
+		t.Fatalf("journal slots after the crash: %v, want 1", slots)
+	}
+	b, _ := os.ReadFile(slots[0])
+	entry, st := journal.ParseSlot(b)
+	if st != journal.InFlight {
+		t.Fatalf("slot state %v, want pending", st)
+	}
+	var e struct {
+		Path    string `json:"path"`
+		Session string `json:"session"`
+		CallID  string `json:"call_id"`
+	}
+	if err := json.Unmarshal(entry, &e); err != nil || e.Path != "src/f.txt" {
+		t.Fatalf("entry %q: %v", entry, err)
+	}
+	old := filepath.Join(ws, ".orchestration", "journal", engine.JournalName(e.CallID, e.Session, e.Path))
+	if err := os.WriteFile(old, entry, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(slots[0]); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := runIG(t, "trace", "verify", "-w", ws); code != 1 || !strings.Contains(out, "CHANGED WITHOUT A RECORD: src/f.txt") {
+		t.Fatalf("verify with the older entry: exit %d, want 1 naming the change:\n%s", code, out)
+	}
+	if _, err := faultDispatch(t, ws, "", selectCall); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(strings.Join(faultLedgerLines(t, ws), "\n"), `"recovered"`); n != 1 {
+		t.Fatalf("%d recovered records, want 1", n)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Fatalf("the older entry is still there after recovery: %v", err)
+	}
+	if out, code := runIG(t, "trace", "verify", "-w", ws); code != 0 {
+		t.Fatalf("verify after recovery: exit %d\n%s", code, out)
 	}
 }

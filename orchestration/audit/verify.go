@@ -8,14 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/intentgate/intentgate/internal/fsx"
+	"github.com/intentgate/intentgate/internal/journal"
 	"github.com/intentgate/intentgate/orchestration"
 	"github.com/intentgate/intentgate/orchestration/audit/snap"
 )
@@ -791,8 +795,9 @@ type Unrecorded struct {
 	Time    time.Time `json:"time"`
 }
 
-// readUnrecorded reads the change journal (engine.JournalDir): each entry is
-// a change made whose record is not in the ledger yet.
+// readUnrecorded reads the change journal (engine.JournalDir): each pending
+// entry is a change made whose record is not in the ledger yet. Entries are
+// in slots (internal/journal) or, from older builds, one JSON file each.
 func readUnrecorded(dir string) []Unrecorded {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -800,12 +805,19 @@ func readUnrecorded(dir string) []Unrecorded {
 	}
 	var out []Unrecorded
 	for _, de := range entries {
-		if !de.Type().IsRegular() || filepath.Ext(de.Name()) != ".json" {
+		slot := strings.HasSuffix(de.Name(), journal.SlotSuffix)
+		if !de.Type().IsRegular() || filepath.Ext(de.Name()) != ".json" && !slot {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		b, err := readJournalFile(filepath.Join(dir, de.Name()))
 		if err != nil {
 			continue
+		}
+		if slot {
+			var st journal.State
+			if b, st = journal.ParseSlot(b); st != journal.InFlight {
+				continue
+			}
 		}
 		var u Unrecorded
 		if json.Unmarshal(b, &u) == nil && u.Path != "" {
@@ -814,4 +826,18 @@ func readUnrecorded(dir string) []Unrecorded {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out
+}
+
+// readJournalFile reads a journal file, regular and not through a link,
+// at most twice a slot's bound.
+func readJournalFile(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|fsx.NoFollow|fsx.NonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	return io.ReadAll(io.LimitReader(f, 2*journal.MaxEntry))
 }
