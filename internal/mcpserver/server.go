@@ -2,6 +2,10 @@
 // governed tools of one workspace, offered with the JSON Schemas intentgate
 // gives its own models, every call run through the governed runtime.
 // Each connection is one intentgate session.
+//
+// For profiling, INTENTGATE_CPUPROFILE=FILE in the environment writes a
+// CPU profile of ServeStdio (go tool pprof reads it) to FILE, as dispatch
+// does; it is not for users and not in --help.
 package mcpserver
 
 import (
@@ -12,6 +16,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 
@@ -55,13 +61,17 @@ func New(rt *gate.Runtime, why string, o Options) *Server {
 // without waiting for answers: tool calls are handed on in the order they
 // came, each once the one before it is answered.
 func (m *toolServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	if p := os.Getenv("INTENTGATE_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+	}
 	in, restore := pollableInput(in)
 	defer restore()
 	g := newEOFGate(in, out, m.o.MaxMessage)
-	// The gate hands on no line longer than g.max and its newline; the
-	// SDK's own bound is set just past that, so that the gate's error is
-	// the one the client gets.
-	err := m.Serve(ctx, &mcp.IOTransport{Reader: g, Writer: g, MaxLineLength: g.max + 2})
+	// The gate hands on no line longer than g.max and its newline.
+	err := m.Serve(ctx, lineTransport{g})
 	g.mu.Lock()
 	tooLarge := g.tooLarge
 	g.mu.Unlock()

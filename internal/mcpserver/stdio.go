@@ -85,14 +85,46 @@ func newEOFGate(r io.Reader, w io.Writer, max int) *eofGate {
 
 func (g *eofGate) Read(p []byte) (int, error) {
 	g.mu.Lock()
+	if err := g.fillLocked(); err != nil {
+		return 0, err
+	}
+	line := g.lines[0]
+	n := copy(p, line)
+	if n == len(line) {
+		g.lines, g.started = g.lines[1:], false
+	} else {
+		g.lines[0] = line[n:]
+	}
+	g.mu.Unlock()
+	return n, nil
+}
+
+// readLine returns the next line whole, with its newline (the last line
+// of the input may have none): what Read hands on, a line at a time.
+func (g *eofGate) readLine() ([]byte, error) {
+	g.mu.Lock()
+	if err := g.fillLocked(); err != nil {
+		return nil, err
+	}
+	line := g.lines[0]
+	g.lines, g.started = g.lines[1:], false
+	g.mu.Unlock()
+	return line, nil
+}
+
+// fillLocked reads until a line is there, and admits it (a tool call
+// waits here for the calls before it to be answered). It is called with
+// g.mu held, and returns with it held, unless it fails: then g.mu is
+// released.
+func (g *eofGate) fillLocked() error {
 	for len(g.lines) == 0 {
 		if g.tooLarge != nil {
 			g.mu.Unlock()
-			return 0, g.refuseTooLarge()
+			return g.refuseTooLarge()
 		}
 		if g.eof || g.closed {
 			g.mu.Unlock()
-			return 0, g.waitAnswered()
+			return g.waitAnswered()
 		}
 		g.mu.Unlock()
 		if g.buf == nil {
@@ -139,7 +171,7 @@ func (g *eofGate) Read(p []byte) (int, error) {
 			g.partial, g.eof = nil, true
 		} else if err != nil {
 			g.mu.Unlock()
-			return 0, err
+			return err
 		}
 	}
 	line := g.lines[0]
@@ -167,14 +199,7 @@ func (g *eofGate) Read(p []byte) (int, error) {
 		g.pending += countRequests(heads)
 		g.started = true
 	}
-	n := copy(p, line)
-	if n == len(line) {
-		g.lines, g.started = g.lines[1:], false
-	} else {
-		g.lines[0] = line[n:]
-	}
-	g.mu.Unlock()
-	return n, nil
+	return nil
 }
 
 func (g *eofGate) waitAnswered() error {

@@ -3,8 +3,10 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 
 	"github.com/intentgate/intentgate/orchestration"
@@ -340,23 +342,32 @@ func ComputeStats(ledger string, progress func(read int64)) (*Stats, error) {
 const statsChunkSize = 256 << 10
 
 // count adds the whole lines of the ledger from byte from on, and returns
-// the offset just past the last of them and how many there were.
+// the offset just past the last of them and how many there were. The
+// workers read slots of the file each (countSlots); when the file shrinks
+// under them, the count starts again through the chunk pipeline, which
+// reads whatever the file holds.
 func (s *statState) count(ledger string, from int64, chunk int, progress func(read int64)) (end int64, n int, err error) {
-	workers := runtime.GOMAXPROCS(0)
-	if chunk <= 0 {
-		chunk = statsChunkSize
+	f, err := os.Open(ledger)
+	if err != nil {
+		return 0, 0, fmt.Errorf("ledger: %w", err)
 	}
-	ws := make([]statWorker, workers)
-	for i := range ws {
-		ws[i] = newStatWorker()
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("ledger: %w", err)
 	}
-	end = from
-	err = runChunks(ledger, chunkOptions{from: from, workers: workers, size: chunk, progress: progress},
-		func(w int, c *lineChunk) struct{} { ws[w].chunk(c); return struct{}{} },
-		func(c *lineChunk, _ struct{}) error {
-			end = c.off + int64(len(c.data))
-			return nil
-		})
+	return s.countSized(ledger, f, fi.Size(), from, chunk, progress)
+}
+
+// countSized is count of the ledger f opened at path, size bytes long when
+// opened.
+func (s *statState) countSized(ledger string, f *os.File, size, from int64, chunk int, progress func(read int64)) (end int64, n int, err error) {
+	ws := countWorkers()
+	end, err = countSlots(f, size, from, chunk, ws, progress)
+	if errors.Is(err, errSlotsShrank) {
+		ws = countWorkers()
+		end, err = countPipeline(ledger, from, chunk, ws, progress)
+	}
 	if err != nil {
 		return 0, 0, err
 	}
@@ -365,6 +376,23 @@ func (s *statState) count(ledger string, from int64, chunk int, progress func(re
 		s.addWorker(&ws[i])
 	}
 	return end, s.lines - lines, nil
+}
+
+// countPipeline counts the whole lines from byte from on through the chunk
+// pipeline, into ws (one per worker), and returns the offset just past the
+// last of them.
+func countPipeline(ledger string, from int64, chunk int, ws []statWorker, progress func(read int64)) (end int64, err error) {
+	if chunk <= 0 {
+		chunk = statsChunkSize
+	}
+	end = from
+	err = runChunks(ledger, chunkOptions{from: from, workers: len(ws), size: chunk, progress: progress},
+		func(w int, c *lineChunk) struct{} { ws[w].chunk(c); return struct{}{} },
+		func(c *lineChunk, _ struct{}) error {
+			end = c.off + int64(len(c.data))
+			return nil
+		})
+	return end, err
 }
 
 // StatsReport is what `trace stats` shows: the ledger counted per intent,
