@@ -97,7 +97,7 @@ func (e *mapEnv) ledgers() []byte {
 // process, shows every record, its own and the lost batch's.
 func TestIntentMapLostBatchRepairedByNextUpdate(t *testing.T) {
 	e := newMapEnv(t)
-	crashed := hooks.NewIntentMapEvery(e.intents, e.orch, time.Hour) // never flushed: it "dies"
+	crashed := hooks.NewIntentMapEvery(e.intents, e.orch, e.ledger, time.Hour) // never flushed: it "dies"
 	for i := range 5 {
 		if err := e.record(crashed, fmt.Sprintf("src/lost%d.txt", i)); err != nil {
 			t.Fatal(err)
@@ -107,7 +107,7 @@ func TestIntentMapLostBatchRepairedByNextUpdate(t *testing.T) {
 		t.Fatalf("the batch was written before its time:\n%s", e.md())
 	}
 
-	next := hooks.NewIntentMapEvery(e.intents, e.orch, time.Hour)
+	next := hooks.NewIntentMapEvery(e.intents, e.orch, e.ledger, time.Hour)
 	if err := e.record(next, "src/next.txt"); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestIntentMapLostBatchRepairedByNextUpdate(t *testing.T) {
 // A batch is written by its timer while the process runs, without a Flush.
 func TestIntentMapBatchWrittenByItsTimer(t *testing.T) {
 	e := newMapEnv(t)
-	m := hooks.NewIntentMapEvery(e.intents, e.orch, 10*time.Millisecond)
+	m := hooks.NewIntentMapEvery(e.intents, e.orch, e.ledger, 10*time.Millisecond)
 	t.Cleanup(func() { m.Close() })
 	for i := range 3 {
 		if err := e.record(m, fmt.Sprintf("src/t%d.txt", i)); err != nil {
@@ -152,7 +152,7 @@ func TestIntentMapBatchWrittenByItsTimer(t *testing.T) {
 // map shows everything.
 func TestIntentMapBatchFailureReportedToNextCall(t *testing.T) {
 	e := newMapEnv(t)
-	m := hooks.NewIntentMapEvery(e.intents, e.orch, time.Hour)
+	m := hooks.NewIntentMapEvery(e.intents, e.orch, e.ledger, time.Hour)
 	t.Cleanup(func() { m.Close() })
 	if err := e.record(m, "src/a.txt"); err != nil {
 		t.Fatal(err)
@@ -180,5 +180,47 @@ func TestIntentMapBatchFailureReportedToNextCall(t *testing.T) {
 	}
 	if got, want := e.md(), e.ledgers(); !bytes.Equal(got, want) || !bytes.Contains(got, []byte("src/a.txt")) {
 		t.Fatalf("intent_map.md is\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A batch that another process's update already shows is not shown again;
+// but a process closing (or flushing on demand) still updates when anything
+// was appended since that update: here a record of a process that died with
+// its batch held, which would otherwise wait for some later update.
+func TestIntentMapCloseShowsRecordsAppendedSince(t *testing.T) {
+	e := newMapEnv(t)
+	b := hooks.NewIntentMapEvery(e.intents, e.orch, e.ledger, time.Hour)
+	if err := e.record(b, "src/b.txt"); err != nil {
+		t.Fatal(err)
+	}
+	a := hooks.NewIntentMapEvery(e.intents, e.orch, e.ledger, time.Hour)
+	if err := e.record(a, "src/a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	set, err := e.intents.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := orchestration.ReadIntentMapShown(e.orch, set.Intents)
+	if !shown.Valid || !shown.Current || !shown.Whole || !shown.Covers(e.ledger.Wrote()) {
+		t.Fatalf("after an update the mark says %+v, want it to show the whole ledger", shown)
+	}
+	// The record of a process that dies before its batch is due.
+	died := hooks.NewIntentMapEvery(e.intents, e.orch, e.ledger, time.Hour)
+	if err := e.record(died, "src/died.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(e.md(), []byte("src/died.txt")) {
+		t.Fatal("the held batch was shown before its time")
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, want := e.md(), e.ledgers()
+	if !bytes.Equal(got, want) || !bytes.Contains(got, []byte("src/died.txt")) {
+		t.Fatalf("after the last process closed intent_map.md is\n%s\nwant\n%s", got, want)
 	}
 }

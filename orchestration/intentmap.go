@@ -46,6 +46,8 @@ type IntentMapSummary struct {
 	LastLine string `json:"last_line"`
 	// Intents is keyed by intent id; "" holds records without an intent.
 	Intents map[string]*IntentMapIntent `json:"intents"`
+
+	lastSize int64 // the length of the line LastLine names, newline included, when known
 }
 
 // IntentMapIntent is what the ledger says about one intent.
@@ -170,6 +172,7 @@ func (s *IntentMapSummary) catchUp(ledger io.ReadSeeker, known []RecordedLine) (
 		s.Records++
 		s.Offset += int64(size)
 		s.LastLine = ledgerLineHash(raw)
+		s.lastSize = int64(size)
 		folded = true
 		return nil
 	})
@@ -185,11 +188,15 @@ func (s *IntentMapSummary) matches(ledger io.ReaderAt, size int64) (bool, error)
 	if s.Offset > size {
 		return false, nil
 	}
-	last, ok, complete, _, err := ledgerTail(ledger, s.Offset)
+	raw, ok, complete, _, err := ledgerTailRaw(ledger, s.Offset)
 	if err != nil {
 		return false, err
 	}
-	return ok && complete == s.Offset && ledgerLineHash(last) == s.LastLine, nil
+	if !ok || complete != s.Offset || ledgerLineHash(ledgerTrimCR(raw[:len(raw)-1])) != s.LastLine {
+		return false, nil
+	}
+	s.lastSize = int64(len(raw))
+	return true, nil
 }
 
 // UpdateIntentMap folds the records appended to the ledger of orchDir
@@ -206,7 +213,7 @@ func UpdateIntentMap(orchDir string, intents []Intent, rec *Record, line []byte)
 	if rec != nil && line != nil {
 		known = []RecordedLine{{Rec: rec, Line: line}}
 	}
-	return intentMapRun(orchDir, intents, filepath.Join(orchDir, LedgerName), false, known)
+	return intentMapRun(orchDir, intents, filepath.Join(orchDir, LedgerName), false, known, nil)
 }
 
 // UpdateIntentMapAfter is UpdateIntentMap after several appends of this
@@ -215,14 +222,26 @@ func UpdateIntentMap(orchDir string, intents []Intent, rec *Record, line []byte)
 // whoever appended it, so that what a skipped update would have shown is
 // never lost, only shown later.
 func UpdateIntentMapAfter(orchDir string, intents []Intent, known []RecordedLine) error {
-	return intentMapRun(orchDir, intents, filepath.Join(orchDir, LedgerName), false, known)
+	return intentMapRun(orchDir, intents, filepath.Join(orchDir, LedgerName), false, known, nil)
+}
+
+// UpdateIntentMapIf is UpdateIntentMapAfter for a process that shares the
+// updates with others (see IntentMapShown): once it holds the map's lock,
+// it is told what the last update showed, and updates only if want returns
+// true. It reports whether it updated.
+func UpdateIntentMapIf(orchDir string, intents []Intent, known []RecordedLine, want func(IntentMapShown) bool) (updated bool, err error) {
+	err = intentMapRun(orchDir, intents, filepath.Join(orchDir, LedgerName), false, known, func(s IntentMapShown) bool {
+		updated = want(s)
+		return updated
+	})
+	return updated && err == nil, err
 }
 
 // RebuildIntentMap folds the whole ledger at ledgerPath (normally
 // orchDir/agent_trace.jsonl, the one UpdateIntentMap reads) into a new
 // summary and rewrites intent_map.md.
 func RebuildIntentMap(orchDir string, intents []Intent, ledgerPath string) error {
-	return intentMapRun(orchDir, intents, ledgerPath, true, nil)
+	return intentMapRun(orchDir, intents, ledgerPath, true, nil, nil)
 }
 
 // intentMapState is what this process last wrote or read of one
@@ -253,7 +272,7 @@ func sameInfo(a, b fs.FileInfo) bool {
 	return a != nil && b != nil && os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
-func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild bool, known []RecordedLine) error {
+func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild bool, known []RecordedLine, want func(IntentMapShown) bool) error {
 	if err := os.MkdirAll(orchDir, 0o755); err != nil {
 		return fmt.Errorf("intent map: %w", err)
 	}
@@ -262,6 +281,9 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 		return fmt.Errorf("intent map: %w", err)
 	}
 	defer lock.Release()
+	if want != nil && !want(readIntentMapShown(lock.File(), orchDir, intents)) {
+		return nil
+	}
 
 	cacheKey := filepath.Clean(orchDir)
 	intentMapMu.Lock()
@@ -288,6 +310,8 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 	}
 	reset := sum == nil // a new summary: written at once, whatever its lag
 	fromScratch := sum == nil
+	var ledger *os.File      // the ledger the map shows, when it is orchDir's
+	var ledgerFI os.FileInfo // and its identity
 	f, err := os.Open(ledgerPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -301,6 +325,9 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 		fi, err := f.Stat()
 		if err != nil {
 			return fmt.Errorf("intent map: %w", err)
+		}
+		if ledgerPath == filepath.Join(orchDir, LedgerName) {
+			ledger, ledgerFI = f, fi
 		}
 		if sum != nil {
 			ok, err := sum.matches(f, fi.Size())
@@ -366,6 +393,10 @@ func intentMapRun(orchDir string, intents []Intent, ledgerPath string, rebuild b
 		}
 		st.mdInfo, _ = os.Stat(mdPath)
 	}
+	if keyErr != nil {
+		key = nil
+	}
+	writeIntentMapMark(lock.File(), key, ledger, ledgerFI, sum, intents, mdPath)
 	st.md, st.sum = md, sum
 	intentMapMu.Lock()
 	intentMapCache[cacheKey] = st

@@ -66,8 +66,9 @@ type Ledger struct {
 	smu     sync.Mutex
 	scond   *sync.Cond
 	syncing bool
-	synced  ledgerMark // everything up to here is durable
-	wrote   ledgerMark // the end of the last line this process wrote
+	synced  ledgerMark  // everything up to here is durable
+	wrote   ledgerMark  // the end of the last line this process wrote
+	wroteIn os.FileInfo // the file wrote is in
 
 	// pending holds the lines whose write succeeded but whose fsync
 	// failed, by record id: a retry of the same record syncs the line
@@ -285,10 +286,39 @@ func (l *Ledger) writeLine(rec *Record) ([]byte, ledgerHandle, ledgerMark, error
 	}
 	l.smu.Lock()
 	if mark.gen > l.wrote.gen || mark.end > l.wrote.end {
-		l.wrote = mark
+		l.wrote, l.wroteIn = mark, h.fi
 	}
 	l.smu.Unlock()
 	return line, h, mark, nil
+}
+
+// LedgerPos is where a line ends in one ledger file: the file's device and
+// inode and the offset just after the line's newline. The zero LedgerPos is
+// unknown.
+type LedgerPos struct {
+	Dev, Ino uint64
+	End      int64
+}
+
+// Known reports whether p names a position.
+func (p LedgerPos) Known() bool { return p.End > 0 }
+
+// Wrote is where the last line this Ledger appended ends (unknown before
+// the first append, or where the file's identity is not known). Called
+// after an append returned, it is at or after that append's line.
+func (l *Ledger) Wrote() LedgerPos {
+	l.smu.Lock()
+	w, fi := l.wrote, l.wroteIn
+	l.smu.Unlock()
+	if fi == nil || w.end <= 0 {
+		return LedgerPos{}
+	}
+	id := fsx.StampInfo(fi)
+	if !id.Known() {
+		return LedgerPos{}
+	}
+	dev, ino := id.Identity()
+	return LedgerPos{Dev: dev, Ino: ino, End: w.end}
 }
 
 // noteLast remembers the ledger as this append left it, if the file is as

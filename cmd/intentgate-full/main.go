@@ -10,9 +10,12 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/intentgate/intentgate/internal/timerslack"
 )
 
 func main() {
+	timerslack.Relax(os.Args[1:])
 	if err := command(os.Args[1:], os.Stdin, os.Stdout, os.Stderr).Execute(); err != nil {
 		if !errors.Is(err, errSilent) {
 			fmt.Fprintln(os.Stderr, "intentgate:", err)

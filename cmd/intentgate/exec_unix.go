@@ -5,6 +5,8 @@ package main
 import (
 	"os"
 	"syscall"
+
+	"github.com/intentgate/intentgate/internal/timerslack"
 )
 
 const isWindows = false
@@ -15,5 +17,10 @@ const isWindows = false
 // returns only when the exec fails.
 func execFull(full string, args []string) error {
 	argv := append([]string{os.Args[0]}, args...)
-	return syscall.Exec(full, argv, os.Environ())
+	// A server command inherits the coarser timer slack from the thread
+	// that execs it, so intentgate-full need not re-execute for it.
+	restore := timerslack.Set(args)
+	err := syscall.Exec(full, argv, os.Environ())
+	restore()
+	return err
 }

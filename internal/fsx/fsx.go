@@ -42,6 +42,11 @@ func LockFile(f *os.File) error { return lockFile(f) }
 // UnlockFile gives up the lock LockFile took on f.
 func UnlockFile(f *os.File) error { return unlockFile(f) }
 
+// File is the open lock file, for a caller that keeps a few bytes in it
+// (read and written only while the lock is held, or read knowing that a
+// write may be in progress).
+func (l *Lock) File() *os.File { return l.f }
+
 // Release gives the lock up. Releasing a nil or released lock is a no-op.
 func (l *Lock) Release() error {
 	if l == nil || l.f == nil {

@@ -1,6 +1,7 @@
 package fsx
 
 import (
+	"encoding/binary"
 	"os"
 	"sync"
 	"time"
@@ -152,3 +153,22 @@ func (s Stamp) Identity() (dev, ino uint64) { return s.dev, s.ino }
 // (*os.File).Stat holds; the zero Stamp where it holds none (Windows, where
 // a path's size and times may also lag behind a handle open for writing).
 func StampInfo(fi os.FileInfo) Stamp { return stampInfo(fi) }
+
+// StampSize is the length of a stamp's binary form (AppendBinary).
+const StampSize = 45
+
+// AppendBinary appends s in a fixed-size binary form (StampSize bytes), for
+// a stamp kept in a file: two stamps are equal exactly when their forms are.
+// The zero Stamp's form is all zeros, and no known stamp's is.
+func (s Stamp) AppendBinary(b []byte) []byte {
+	if !s.known {
+		return append(b, make([]byte, StampSize)...)
+	}
+	b = append(b, 1)
+	b = binary.LittleEndian.AppendUint64(b, s.dev)
+	b = binary.LittleEndian.AppendUint64(b, s.ino)
+	b = binary.LittleEndian.AppendUint32(b, s.mode)
+	b = binary.LittleEndian.AppendUint64(b, uint64(s.size))
+	b = binary.LittleEndian.AppendUint64(b, uint64(s.mtime))
+	return binary.LittleEndian.AppendUint64(b, uint64(s.ctime))
+}

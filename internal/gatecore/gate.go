@@ -165,7 +165,7 @@ func Open(root string, opts Options) (*Runtime, error) {
 	tr := hooks.NewTrace(hooks.TraceConfig{
 		Ledger: st.Ledger, Git: rt.git, Version: opts.Version,
 		Then: []hooks.Recorder{
-			hooks.NewIntentMap(rt.intents, rt.orch),
+			hooks.NewIntentMap(rt.intents, rt.orch, st.Ledger),
 			// Line fingerprints of each version, so blame can follow lines
 			// that later edits move.
 			snap.NewCapture(ws.Dir, st.Ledger.Path()),
