@@ -161,12 +161,13 @@ func (w *packWriter) open() error {
 	}
 	// A Root follows a symlink that stays inside it: the pack must be
 	// the regular file at its name, or it could append to another
-	// file of the index.
+	// file of the index. A hard link is the same file at both names:
+	// the pack must have no other.
 	fi, err := f.Stat()
 	if err == nil {
 		var li os.FileInfo
-		if li, err = root.Lstat(name); err == nil && (!fi.Mode().IsRegular() || !os.SameFile(fi, li)) {
-			err = fmt.Errorf("%s is not a regular file", filepath.Join(w.indexDir, name))
+		if li, err = root.Lstat(name); err == nil && (!fi.Mode().IsRegular() || !os.SameFile(fi, li) || openedLinks(f, fi) != 1) {
+			err = fmt.Errorf("%s is not a regular file with one name (a symlink, hard link or special file is refused): remove it", filepath.Join(w.indexDir, name))
 		}
 	}
 	if err != nil {

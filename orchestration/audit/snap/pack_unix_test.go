@@ -11,7 +11,9 @@ import (
 
 // What a hostile process could leave at the pack's name: a symlink to
 // another file of the index (which a Root would follow, since it stays
-// inside), a FIFO (which would block a write-only open), a directory.
+// inside), a hard link to another file (of the index or anywhere on the
+// same file system: the same file at both names, which an Lstat cannot
+// tell), a FIFO (which would block a write-only open), a directory.
 // Writing a snapshot refuses each without blocking or writing through it,
 // and reading finds nothing.
 func TestPackHostileNames(t *testing.T) {
@@ -23,6 +25,7 @@ func TestPackHostileNames(t *testing.T) {
 	}{
 		{"symlink", func(p, target string) error { return os.Symlink(filepath.Join("..", filepath.Base(target)), p) }},
 		{"absolute symlink", func(p, target string) error { return os.Symlink(target, p) }},
+		{"hard link", func(p, target string) error { return os.Link(target, p) }},
 		{"fifo", func(p, _ string) error { return syscall.Mkfifo(p, 0o644) }},
 		{"directory", func(p, _ string) error { return os.Mkdir(p, 0o755) }},
 	} {
