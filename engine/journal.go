@@ -420,7 +420,9 @@ func readSlotEntry(p string) (JournalEntry, bool, error) {
 		return e, false, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	// A slot has one name (newSlot creates it): another name is a file
+	// linked in, not an entry.
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || openedLinks(f, fi) != 1 {
 		return e, false, err
 	}
 	// An error asking (a file system without locks) counts as alive: the
@@ -462,7 +464,8 @@ func DropJournalEntry(dir, name string) error {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
+	// The done mark is never written through another name.
+	if err != nil || !fi.Mode().IsRegular() || openedLinks(f, fi) != 1 {
 		return err
 	}
 	if ok, err := tryLock(f, true); !ok {

@@ -338,3 +338,38 @@ func TestJournalSlotOfLiveOwner(t *testing.T) {
 		t.Fatalf("the recovered slot is still there: %v", err)
 	}
 }
+
+// A slot name that is a hard link to another file (a workspace file holding
+// a pending slot's bytes, linked into the journal by a hostile process) is
+// no slot the engine made (it creates each slot with one name): it is not
+// read as a pending entry, so recovery records nothing from it, and
+// dropping it never writes the done mark into the other file.
+func TestJournalSlotHardLinkNotActedOn(t *testing.T) {
+	ws := t.TempDir()
+	jd := filepath.Join(ws, filepath.FromSlash(JournalDir))
+	if err := os.MkdirAll(jd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entry, _ := json.Marshal(JournalEntry{Path: "gone.txt", After: strings.Repeat("0", 64), Session: "s", CallID: "9", Pid: 1})
+	content := journal.AppendSlot(nil, entry)
+	notes := filepath.Join(ws, "notes.txt")
+	if err := os.WriteFile(notes, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(notes, filepath.Join(jd, "x.slot")); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := ReadJournal(jd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("ReadJournal = %+v, want nothing from a hard-linked file", entries)
+	}
+	if err := DropJournalEntry(jd, "x.slot"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != string(content) {
+		t.Errorf("notes.txt changed through its link in the journal: byte %d is %q", journal.StateOffset, b[journal.StateOffset])
+	}
+}
