@@ -420,9 +420,7 @@ func readSlotEntry(p string) (JournalEntry, bool, error) {
 		return e, false, err
 	}
 	defer f.Close()
-	// A slot has one name (newSlot creates it): another name is a file
-	// linked in, not an entry.
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || openedLinks(f, fi) != 1 {
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return e, false, err
 	}
 	// An error asking (a file system without locks) counts as alive: the
@@ -464,8 +462,7 @@ func DropJournalEntry(dir, name string) error {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	// The done mark is never written through another name.
-	if err != nil || !fi.Mode().IsRegular() || openedLinks(f, fi) != 1 {
+	if err != nil || !fi.Mode().IsRegular() {
 		return err
 	}
 	if ok, err := tryLock(f, true); !ok {
@@ -473,6 +470,12 @@ func DropJournalEntry(dir, name string) error {
 	}
 	if now, err := os.Lstat(p); err != nil || !os.SameFile(fi, now) {
 		return nil
+	}
+	if openedLinks(f, fi) != 1 {
+		// The file has another name (a hard link: a backup made with
+		// links, or a file linked in): the done mark is not written
+		// through it, only the journal's name goes.
+		return os.Remove(p)
 	}
 	if _, err := f.WriteAt([]byte{journal.Done}, journal.StateOffset); err != nil {
 		return err
