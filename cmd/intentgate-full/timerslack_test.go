@@ -4,9 +4,12 @@ package main
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/intentgate/intentgate/internal/timerslack"
 )
@@ -35,4 +38,46 @@ func TestDispatchRunsWithTimerSlack(t *testing.T) {
 		t.Fatalf("execute_command: %+v, want its output to show no marker", res)
 	}
 	p.close()
+}
+
+// A server started directly re-executes itself for the timer slack; it
+// keeps its name, so that ps, pgrep and top show intentgate-full, not the
+// name of the link it was re-executed through.
+func TestTimerSlackKeepsProcessName(t *testing.T) {
+	if cur, err := timerslack.Current(); err != nil {
+		t.Fatalf("reading this process's timer slack: %v", err)
+	} else if cur >= timerslack.Slack {
+		t.Skipf("this test process already runs with a timer slack of %d ns", cur)
+	}
+	full := filepath.Join(filepath.Dir(atkBin), "intentgate-full")
+	cmd := exec.Command(full, "mcp", "--workspace", t.TempDir())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	pid := strconv.Itoa(cmd.Process.Pid)
+	// The re-execution is done once the slack is set and the marker gone
+	// from the process's environment as the kernel shows it (the one the
+	// re-execution was given).
+	var comm []byte
+	for i := 0; ; i++ {
+		slack, _ := os.ReadFile("/proc/" + pid + "/timerslack_ns")
+		env, _ := os.ReadFile("/proc/" + pid + "/environ")
+		comm, _ = os.ReadFile("/proc/" + pid + "/comm")
+		if n, err := strconv.Atoi(strings.TrimSpace(string(slack))); err == nil && n >= timerslack.Slack && strings.Contains(string(env), "INTENTGATE_TIMERSLACK=1") {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("intentgate-full mcp did not re-execute itself with the timer slack (slack %q)", slack)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := strings.TrimSpace(string(comm)); got != "intentgate-full" {
+		t.Fatalf("intentgate-full mcp is named %q after its re-execution, want intentgate-full", got)
+	}
 }
