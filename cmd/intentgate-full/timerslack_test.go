@@ -81,3 +81,34 @@ func TestTimerSlackKeepsProcessName(t *testing.T) {
 		t.Fatalf("intentgate-full mcp is named %q after its re-execution, want intentgate-full", got)
 	}
 }
+
+// intentgate-full dispatch started directly (not through intentgate)
+// re-executes itself with the marker, and the commands it runs for the
+// agent do not see the marker.
+func TestDirectDispatchHidesTimerSlackMarker(t *testing.T) {
+	if cur, err := timerslack.Current(); err != nil {
+		t.Fatalf("reading this process's timer slack: %v", err)
+	} else if cur >= timerslack.Slack {
+		t.Skipf("this test process already runs with a timer slack of %d ns", cur)
+	}
+	// Not parallel: the parallel tests, which read atkBin, run after it.
+	launcher := atkBin
+	atkBin = filepath.Join(filepath.Dir(launcher), "intentgate-full")
+	defer func() { atkBin = launcher }()
+	e := newAtkEnv(t, atkOpts{})
+	p := e.start()
+	p.selectIntent("INT-ALL")
+	pid := strconv.Itoa(p.cmd.Process.Pid)
+	env, err := os.ReadFile("/proc/" + pid + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(env), "INTENTGATE_TIMERSLACK=1") {
+		t.Fatalf("intentgate-full dispatch started directly did not re-execute itself with the marker")
+	}
+	res := p.send("execute_command", map[string]any{"command": "echo marker=[$INTENTGATE_TIMERSLACK]"})
+	if !res.OK || !strings.Contains(res.Output, "marker=[]") {
+		t.Fatalf("execute_command: %+v, want its output to show no marker", res)
+	}
+	p.close()
+}
