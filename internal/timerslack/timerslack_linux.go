@@ -30,7 +30,7 @@ func relax() {
 	if unix.Prctl(unix.PR_SET_TIMERSLACK, Slack, 0, 0, 0) != nil {
 		return
 	}
-	syscall.Exec("/proc/self/exe", os.Args, append(os.Environ(), env+"=1"))
+	syscall.Exec(self(), os.Args, append(os.Environ(), env+"=1"))
 	// Not re-executed (no /proc, say): on as before.
 	unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(cur), 0, 0, 0)
 }
@@ -46,4 +46,24 @@ func set() func() {
 		unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(cur), 0, 0, 0)
 		runtime.UnlockOSThread()
 	}
+}
+
+// self is the path to execute this program again by: its own path while
+// that is still this program's file, since the kernel names a process
+// after the file it executes (ps, pgrep and top would show "exe"), else
+// /proc/self/exe.
+func self() string {
+	const proc = "/proc/self/exe"
+	p, err := os.Executable()
+	if err != nil {
+		return proc
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return proc
+	}
+	if pfi, err := os.Stat(proc); err != nil || !os.SameFile(fi, pfi) {
+		return proc
+	}
+	return p
 }
