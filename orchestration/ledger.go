@@ -59,6 +59,8 @@ type Ledger struct {
 		link string
 	}
 	share ledgerShare // group commit with other processes
+	// tailBuf is the buffer appends read the ledger's tail into (under mu).
+	tailBuf []byte
 
 	// Group commit: the fsync runs outside mu and the file lock, and one
 	// fsync covers every line written before it started, by this process
@@ -244,7 +246,7 @@ func (l *Ledger) writeLine(rec *Record) ([]byte, ledgerHandle, ledgerMark, error
 		prev, end = l.last.link, k.Size()
 	} else {
 		l.last.ok = false
-		last, ok, complete, err := ledgerRepair(l.path, l.f)
+		last, ok, complete, err := ledgerRepairIn(l.path, l.f, &l.tailBuf)
 		if err != nil {
 			return nil, ledgerHandle{}, ledgerMark{}, err
 		}
@@ -523,11 +525,20 @@ func ledgerOpenFile(path string) (*os.File, error) {
 // the last complete line, if there is one, and the offset where the complete
 // lines end (where the next line goes).
 func ledgerRepair(path string, f *os.File) (last []byte, ok bool, end int64, err error) {
+	return ledgerRepairIn(path, f, nil)
+}
+
+// ledgerRepairIn is ledgerRepair reading the tail into *scratch (see
+// ledgerTailRawIn): the line it returns lies there.
+func ledgerRepairIn(path string, f *os.File, scratch *[]byte) (last []byte, ok bool, end int64, err error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, false, 0, fmt.Errorf("ledger: %w", err)
 	}
-	last, ok, complete, torn, err := ledgerTail(f, fi.Size())
+	raw, ok, complete, torn, err := ledgerTailRawIn(f, fi.Size(), scratch)
+	if ok {
+		last = ledgerTrimCR(raw[:len(raw)-1])
+	}
 	if err != nil {
 		return nil, false, 0, err
 	}
@@ -593,16 +604,39 @@ func ledgerTail(r io.ReaderAt, end int64) (last []byte, ok bool, complete int64,
 // ledgerTailRaw is ledgerTail with the last complete line as it is in the
 // file, its newline (and a carriage return before it) included.
 func ledgerTailRaw(r io.ReaderAt, end int64) (last []byte, ok bool, complete int64, torn []byte, err error) {
-	var buf []byte
+	return ledgerTailRawIn(r, end, nil)
+}
+
+// ledgerScratchMax bounds the tail buffer a caller keeps between reads (a
+// longer line is read into a buffer of its own).
+const ledgerScratchMax = 64 << 10
+
+// ledgerTailRawIn is ledgerTailRaw reading into *scratch when it is not nil
+// and keeping the buffer there for the next call: an append that finds the
+// ledger grown by another process reads its tail without allocating (fresh
+// memory costs a page fault per 4 KiB in a process whose heap is growing).
+// What it returns lies in *scratch: use it before the next call.
+func ledgerTailRawIn(r io.ReaderAt, end int64, scratch *[]byte) (last []byte, ok bool, complete int64, torn []byte, err error) {
+	var buf []byte // the bytes from start to end
 	start, chunk := end, int64(8<<10)
 	for start > 0 {
 		n := min(chunk, start)
 		start -= n
-		b := make([]byte, n, n+int64(len(buf)))
-		if _, err := r.ReadAt(b, start); err != nil {
+		total := int(end - start)
+		var nb []byte
+		if scratch != nil && cap(*scratch) >= total {
+			nb = (*scratch)[:total]
+		} else {
+			nb = make([]byte, total)
+			if scratch != nil && total <= ledgerScratchMax {
+				*scratch = nb
+			}
+		}
+		copy(nb[n:], buf) // buf may lie in nb: copy moves overlapping bytes right
+		if _, err := r.ReadAt(nb[:n], start); err != nil {
 			return nil, false, 0, nil, fmt.Errorf("ledger: read tail: %w", err)
 		}
-		buf = append(b, buf...)
+		buf = nb
 		nl := bytes.LastIndexByte(buf, '\n')
 		if nl < 0 {
 			if chunk < 1<<20 {

@@ -457,6 +457,13 @@ func TestLedgerHelperProcess(t *testing.T) {
 		if mode == "loop" && i%8 == 0 {
 			rec.Meta.Denial = big // a multi-page write, which SIGKILL can cut short
 		}
+		if mode == "vary" {
+			// Lines of a few hundred bytes, over a tail chunk (8 KiB),
+			// over the kept tail buffer (64 KiB).
+			if n := []int{0, 9 << 10, 0, 70 << 10, 3 << 10}[(i+os.Getpid())%5]; n > 0 {
+				rec.Meta.Denial = json.RawMessage(`{"error":"HOOK_ERROR","message":"` + strings.Repeat("v", n) + `"}`)
+			}
+		}
 		if err := l.Append(rec); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
@@ -678,5 +685,88 @@ func TestFirstSeenCollisions(t *testing.T) {
 		if _, ok := f.get(absent); ok {
 			t.Fatalf("%s: an absent key is found", name)
 		}
+	}
+}
+
+// The tail read into a kept buffer gives what a fresh read gives, whatever
+// the buffer held before (longer or shorter lines, a torn tail) and for
+// lines longer than the buffer kept.
+func TestLedgerTailScratch(t *testing.T) {
+	long := strings.Repeat("x", 20000)  // more than the first chunk
+	huge := strings.Repeat("y", 100000) // more than the buffer kept
+	ins := []string{
+		"", "a", "\n", "a\n", "a\r\n", "a\nb", "a\nb\n",
+		"a\n" + long + "\n", "a\n" + long + "\n" + long, long + "\n" + long,
+		"b\n" + huge + "\n", huge + "\nc\n", "c\n" + huge, "d\ne\n",
+	}
+	var scratch []byte
+	for round := range 2 {
+		for i := range ins {
+			in := ins[i]
+			if round == 1 {
+				in = ins[len(ins)-1-i]
+			}
+			r := strings.NewReader(in)
+			want, wok, wcomplete, wtorn, werr := ledgerTailRaw(r, int64(len(in)))
+			got, ok, complete, torn, err := ledgerTailRawIn(r, int64(len(in)), &scratch)
+			if err != nil || werr != nil || string(got) != string(want) || ok != wok || complete != wcomplete || string(torn) != string(wtorn) {
+				t.Fatalf("round %d: ledgerTailRawIn(%.20q) = %.20q, %v, %d, %.20q, %v; a fresh read gives %.20q, %v, %d, %.20q, %v",
+					round, in, got, ok, complete, torn, err, want, wok, wcomplete, wtorn, werr)
+			}
+			if cap(scratch) > ledgerScratchMax {
+				t.Fatalf("kept a buffer of %d bytes", cap(scratch))
+			}
+		}
+	}
+	// By hand: the last whole line of "a\n<long>\n<long>" is the first long
+	// line, its newline included, ending at 2+20000+1.
+	in := "a\n" + long + "\n" + long
+	got, ok, complete, torn, err := ledgerTailRawIn(strings.NewReader(in), int64(len(in)), &scratch)
+	if err != nil || !ok || string(got) != long+"\n" || complete != 20003 || string(torn) != long {
+		t.Fatalf("ledgerTailRawIn = %.20q, %v, %d, %.20q, %v", got, ok, complete, torn, err)
+	}
+}
+
+// Processes appending lines of very different lengths (a few hundred bytes,
+// more than a tail chunk, more than the kept tail buffer) link each line to
+// the one before it, whoever wrote that.
+func TestLedgerConcurrentProcessesVaryingLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("800 fsyncs")
+	}
+	path := filepath.Join(t.TempDir(), ".orchestration", LedgerName)
+	const procs = 4
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[p] = ledgerTestChild(t, "vary", path).Output()
+		}()
+	}
+	wg.Wait()
+	for p, err := range errs {
+		if err != nil {
+			t.Fatalf("child %d: %v", p, err)
+		}
+	}
+	rep := ledgerTestVerify(t, path)
+	if !rep.OK() || rep.Lines != procs*200 || rep.Records != procs*200 || len(rep.Forks) != 0 || rep.TornTail != 0 {
+		t.Fatalf("VerifyChain = %v %+v", rep, rep.Problems)
+	}
+	sizes := map[int]bool{}
+	for _, line := range ledgerTestLines(t, path) {
+		switch n := len(line); {
+		case n > ledgerScratchMax:
+			sizes[2] = true
+		case n > 8<<10:
+			sizes[1] = true
+		default:
+			sizes[0] = true
+		}
+	}
+	if len(sizes) != 3 {
+		t.Fatalf("line lengths seen %v, want short, over a chunk and over the kept buffer", sizes)
 	}
 }

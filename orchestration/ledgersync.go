@@ -58,6 +58,7 @@ type ledgerShare struct {
 	key    []byte   // nil: no sharing, every sync is an fsync of its own
 	lock   heldLock // the sync lock, which holds the mark
 	closed bool
+	buf    []byte // what sync reads the ledger into (under mu)
 }
 
 // ledgerMarkSize is the mark's size on disk: "igsync1\n", device, inode,
@@ -120,12 +121,26 @@ const ledgerMarkMaxLine = 4 << 20
 // holds reports whether f still has, ending at m.end, a whole line with
 // m.sum: the line the mark's writer saw before its fsync.
 func (m *ledgerSyncMark) holds(f *os.File) bool {
+	return m.holdsIn(f, nil)
+}
+
+// holdsIn is holds reading into *scratch when it is not nil (and keeping a
+// buffer of at most ledgerScratchMax there).
+func (m *ledgerSyncMark) holdsIn(f *os.File, scratch *[]byte) bool {
 	if m.size <= 0 || m.size > m.end || m.size > ledgerMarkMaxLine {
 		return false
 	}
 	start := m.end - m.size
 	from := max(start-1, 0) // the newline before the line, if any
-	b := make([]byte, m.end-from)
+	var b []byte
+	if n := int(m.end - from); scratch != nil && cap(*scratch) >= n {
+		b = (*scratch)[:n]
+	} else {
+		b = make([]byte, n)
+		if scratch != nil && n <= ledgerScratchMax {
+			*scratch = b
+		}
+	}
 	if n, _ := f.ReadAt(b, from); n != len(b) {
 		return false
 	}
@@ -170,7 +185,7 @@ func (s *ledgerShare) sync(ledgerPath string, h ledgerHandle, target ledgerMark)
 	var buf [ledgerMarkSize]byte
 	n, _ := s.lock.f.ReadAt(buf[:], 0)
 	old, ok := parseLedgerSyncMark(buf[:n], s.key)
-	if ok && old.dev == dev && old.ino == ino && old.end >= need && old.holds(h.f) {
+	if ok && old.dev == dev && old.ino == ino && old.end >= need && old.holdsIn(h.f, &s.buf) {
 		ledgerObserve("covered", h.f, old.end)
 		return old.end, nil
 	}
@@ -181,7 +196,7 @@ func (s *ledgerShare) sync(ledgerPath string, h ledgerHandle, target ledgerMark)
 	if fi, err := h.f.Stat(); err == nil {
 		if fi.Size() == target.end && target.size > 0 {
 			next.end, next.size, next.sum, nextOK = target.end, target.size, target.sum, true
-		} else if raw, ok, complete, _, err := ledgerTailRaw(h.f, fi.Size()); err == nil && ok && complete >= need && len(raw) <= ledgerMarkMaxLine {
+		} else if raw, ok, complete, _, err := ledgerTailRawIn(h.f, fi.Size(), &s.buf); err == nil && ok && complete >= need && len(raw) <= ledgerMarkMaxLine {
 			next.end, next.size, next.sum, nextOK = complete, int64(len(raw)), sha256.Sum256(ledgerTrimCR(raw[:len(raw)-1])), true
 		}
 	}
