@@ -41,7 +41,7 @@ func callSessionOf(c *engine.Call, store *orchestration.SessionStore) *callSessi
 func CallSession(c *engine.Call, store *orchestration.SessionStore) (*orchestration.Session, error) {
 	cs := callSessionOf(c, store)
 	if cs.sess == nil && cs.err == nil {
-		cs.sess, cs.err = store.Load(c.Session)
+		cs.sess, cs.err = store.LoadShared(c.Session)
 		if h := heldOf(c, store); h != nil && cs.err == nil {
 			cs.sess, cs.err = h.over(c.Session, cs.sess)
 		}

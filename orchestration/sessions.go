@@ -236,11 +236,15 @@ func (s *SessionStore) remember(id string, raw []byte, sess *Session) {
 }
 
 // recall returns a copy of the session the file of id holds when raw are
-// the bytes this store last saw there.
-func (s *SessionStore) recall(id string, raw []byte) *Session {
+// the bytes this store last saw there; with shared, the store's own copy,
+// which is never changed.
+func (s *SessionStore) recall(id string, raw []byte, shared bool) *Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.seen[id]; ok && bytes.Equal(e.raw, raw) {
+		if shared {
+			return e.sess
+		}
 		return e.sess.clone()
 	}
 	return nil
@@ -350,33 +354,60 @@ func (s *SessionStore) Refuse(id, why string) error {
 func (s *SessionStore) load(id string) (*Session, error) {
 	s.bmu.Lock()
 	defer s.bmu.Unlock()
-	sess, _, _, err := s.loadPending(id)
+	sess, _, _, err := s.loadPending(id, false)
 	return sess, err
+}
+
+// LoadShared is Load returning the store's own copy of the session, which
+// the caller must never change (nor anything it points to): a governed call
+// reads its session several times and changes it only through an update, so
+// a copy per load would be work for nothing. The copy stays as it is; a
+// later change of the session makes a new one.
+func (s *SessionStore) LoadShared(id string) (*Session, error) {
+	if err := sessionsCheckID(id); err != nil {
+		return nil, err
+	}
+	s.bmu.Lock()
+	sess, _, _, err := s.loadPending(id, true)
+	s.bmu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return sess, s.checkRefused(sess)
 }
 
 // loadPending is the session as this process has it: the file's, with the
 // changes not written yet replayed on it (the caller holds bmu). It also
-// returns the file's bytes and whether it exists.
-func (s *SessionStore) loadPending(id string) (*Session, []byte, bool, error) {
+// returns the file's bytes and whether it exists. With shared, the session
+// may be the store's own copy (see LoadShared); else it is the caller's.
+func (s *SessionStore) loadPending(id string, shared bool) (*Session, []byte, bool, error) {
 	data, exists, err := s.readFile(id)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	sess, err := s.decodeFile(id, data, exists)
+	p := s.pending[id]
+	if p != nil && p.exists == exists && bytes.Equal(p.raw, data) {
+		// The file is as the pending changes were last applied to.
+		if shared {
+			return p.sess, data, exists, nil
+		}
+		return p.sess.clone(), data, exists, nil
+	}
+	sess, err := s.decodeFile(id, data, exists, shared && p == nil)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	p := s.pending[id]
 	if p == nil {
 		return sess, data, exists, nil
-	}
-	if p.exists == exists && bytes.Equal(p.raw, data) {
-		return p.sess.clone(), data, exists, nil
 	}
 	// Another process wrote the session since: the changes go on top of
 	// what it wrote, as they will when they are written.
 	for _, fn := range p.fns {
 		fn(sess)
+	}
+	if shared {
+		p.raw, p.exists, p.sess = data, exists, sess
+		return sess, data, exists, nil
 	}
 	p.raw, p.exists, p.sess = data, exists, sess.clone()
 	return sess, data, exists, nil
@@ -417,15 +448,17 @@ func (s *SessionStore) loadDisk(id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.decodeFile(id, data, exists)
+	return s.decodeFile(id, data, exists, false)
 }
 
-func (s *SessionStore) decodeFile(id string, data []byte, exists bool) (*Session, error) {
+// decodeFile is the session data holds; with shared, it may be the store's
+// own copy, which the caller must not change.
+func (s *SessionStore) decodeFile(id string, data []byte, exists, shared bool) (*Session, error) {
 	if !exists {
 		return sessionsInit(&Session{ID: id}), nil
 	}
 	p := s.path(id)
-	if sess := s.recall(id, data); sess != nil {
+	if sess := s.recall(id, data, shared); sess != nil {
 		return sess, nil
 	}
 	body, err := s.authentic(p, data)
@@ -508,6 +541,8 @@ func (s *SessionStore) Update(id string, fn func(*Session) error) (*Session, err
 // With batching on (Batch), the change is applied at once to the session
 // this store loads, and written within the batch's time together with the
 // session's other changes, or at Close.
+//
+// The session returned is shared as LoadShared's is: never change it.
 func (s *SessionStore) UpdateDerived(id string, fn func(*Session) error) (*Session, error) {
 	if err := sessionsCheckID(id); err != nil {
 		return nil, err
@@ -517,7 +552,7 @@ func (s *SessionStore) UpdateDerived(id string, fn func(*Session) error) (*Sessi
 	if s.every <= 0 || s.closed {
 		return s.updateLocked(id, fn, false, fsx.Renamed)
 	}
-	sess, raw, exists, err := s.loadPending(id)
+	sess, raw, exists, err := s.loadPending(id, false)
 	if err != nil {
 		return nil, err
 	}
@@ -537,7 +572,9 @@ func (s *SessionStore) UpdateDerived(id string, fn func(*Session) error) (*Sessi
 		s.pending[id] = p
 	}
 	p.fns = append(p.fns, fn)
-	p.raw, p.exists, p.sess = raw, exists, sess.clone()
+	// sess is this call's copy: it becomes the pending one, shared from
+	// now on (LoadShared), and is never changed again.
+	p.raw, p.exists, p.sess = raw, exists, sess
 	if s.timer == nil {
 		s.timer = time.AfterFunc(s.every, func() { s.Flush() })
 	}

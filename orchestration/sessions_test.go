@@ -531,3 +531,86 @@ func TestSessionsKeptFileSeesTampering(t *testing.T) {
 		t.Fatalf("Load after a same-size forgery with the mtime set back = %+v, %v; want ErrSessionRefused", sess, err)
 	}
 }
+
+// LoadShared hands out the store's own copy of a session: a later update
+// (batched or durable, by this store or another process's) makes a new one
+// and leaves the copy handed out as it was, Load still gives a copy of the
+// caller's own, and a session another process wrote meanwhile is shown
+// with the batched changes on top, as Load shows it.
+func TestSessionsLoadSharedIsNeverChanged(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".orchestration", "sessions")
+	mine, other := OpenSessions(dir), OpenSessions(dir)
+	mine.Batch(time.Hour)
+	if _, err := mine.Update("s", func(s *Session) error { s.Intent = "INT-001"; s.Reads["a"] = "h-a"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	first, err := mine.LoadShared("s")
+	if err != nil || first.Intent != "INT-001" || first.Reads["a"] != "h-a" {
+		t.Fatalf("LoadShared = %+v, %v", first, err)
+	}
+	read := func(path string) func(*Session) error {
+		return func(s *Session) error { s.Reads[path] = "h-" + path; s.CountUse("read_file", false); return nil }
+	}
+	got, err := mine.UpdateDerived("s", read("b"))
+	if err != nil || got.Reads["b"] != "h-b" {
+		t.Fatalf("UpdateDerived = %+v, %v", got, err)
+	}
+	if len(first.Reads) != 1 || first.Usage != nil {
+		t.Fatalf("the copy handed out before the update changed: %+v", first)
+	}
+	second, err := mine.LoadShared("s")
+	if err != nil || second.Reads["b"] != "h-b" || second.Reads["a"] != "h-a" {
+		t.Fatalf("LoadShared after a batched update = %+v, %v; want reads a and b", second, err)
+	}
+	// Load gives a copy its caller may change: the store's stays as it is.
+	own, err := mine.Load("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own.Reads["x"] = "changed by the caller"
+	own.Intent = "INT-X"
+	if s, err := mine.LoadShared("s"); err != nil || s.Reads["x"] != "" || s.Intent != "INT-001" {
+		t.Fatalf("a change of Load's copy reached the store: %+v, %v", s, err)
+	}
+
+	// Another process writes the session: the batched change goes on top.
+	if _, err := other.Update("s", func(s *Session) error { s.Intent = "INT-002"; s.Reads["c"] = "h-c"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	third, err := mine.LoadShared("s")
+	if err != nil || third.Intent != "INT-002" || third.Reads["b"] != "h-b" || third.Reads["c"] != "h-c" {
+		t.Fatalf("LoadShared after another process's update = %+v, %v; want INT-002, reads b and c", third, err)
+	}
+	if second.Intent != "INT-001" || second.Reads["c"] != "" || len(second.Reads) != 2 {
+		t.Fatalf("the copy handed out before the other process's update changed: %+v", second)
+	}
+	if _, err := mine.UpdateDerived("s", read("d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := mine.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if third.Reads["d"] != "" || len(third.Reads) != 3 {
+		t.Fatalf("a flushed update changed a copy handed out: %+v", third)
+	}
+	s, err := other.Load("s")
+	if err != nil || s.Intent != "INT-002" || len(s.Reads) != 4 || s.Usage["read_file"].Attempts != 2 {
+		t.Fatalf("after Flush another process loads %+v, %v; want INT-002, 4 reads, 2 counted calls", s, err)
+	}
+	if s, err := mine.LoadShared("s"); err != nil || len(s.Reads) != 4 {
+		t.Fatalf("LoadShared after Flush = %+v, %v", s, err)
+	}
+
+	// A refused session is refused by LoadShared as by Load.
+	if err := other.Refuse("s", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mine.LoadShared("s"); !errors.Is(err, ErrSessionRefused) {
+		t.Fatalf("LoadShared of a refused session = %v, want ErrSessionRefused", err)
+	}
+	for _, id := range []string{"", "s\xff"} {
+		if _, err := mine.LoadShared(id); err == nil {
+			t.Fatalf("LoadShared took the id %q, which Load refuses", id)
+		}
+	}
+}
