@@ -3,6 +3,7 @@ package orchestration
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -219,6 +220,10 @@ type ledgerHandle struct {
 // by an earlier attempt whose fsync failed, and says which file and offset a
 // sync must cover.
 func (l *Ledger) writeLine(rec *Record) ([]byte, ledgerHandle, ledgerMark, error) {
+	// The line is marshalled before the lock is taken, with a stand-in for
+	// the link, which the lock's holder then writes over: the lock, which
+	// every appending process waits for, is held for the file's work only.
+	pre, at := ledgerPremarshal(rec, l.shape())
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
@@ -266,16 +271,23 @@ func (l *Ledger) writeLine(rec *Record) ([]byte, ledgerHandle, ledgerMark, error
 		rec.Meta = &Meta{}
 	}
 	rec.Meta.Prev = prev
-	line, err := MarshalShape(rec, l.Shape)
-	if err != nil {
-		return nil, ledgerHandle{}, ledgerMark{}, err
+	var buf []byte
+	if at > 0 && len(prev) == ledgerLinkLen {
+		copy(pre[at:], prev)
+		buf = pre
+	} else {
+		line, err := MarshalShape(rec, l.Shape)
+		if err != nil {
+			return nil, ledgerHandle{}, ledgerMark{}, err
+		}
+		if bytes.IndexByte(line, '\n') >= 0 { // compact JSON never has one
+			return nil, ledgerHandle{}, ledgerMark{}, errors.New("ledger: record marshals to more than one line")
+		}
+		buf = make([]byte, len(line)+1)
+		copy(buf, line)
+		buf[len(line)] = '\n'
 	}
-	if bytes.IndexByte(line, '\n') >= 0 { // compact JSON never has one
-		return nil, ledgerHandle{}, ledgerMark{}, errors.New("ledger: record marshals to more than one line")
-	}
-	buf := make([]byte, len(line)+1)
-	copy(buf, line)
-	buf[len(line)] = '\n'
+	line := buf[: len(buf)-1 : len(buf)-1]
 	l.last.ok = false
 	if _, err := l.f.Write(buf); err != nil {
 		return nil, ledgerHandle{}, ledgerMark{}, fmt.Errorf("ledger: append: %w", err)
@@ -292,6 +304,50 @@ func (l *Ledger) writeLine(rec *Record) ([]byte, ledgerHandle, ledgerMark, error
 	}
 	l.smu.Unlock()
 	return line, h, mark, nil
+}
+
+// ledgerLinkLen is the length of a link to a line: "sha256:" and 64 hex
+// digits.
+const ledgerLinkLen = len(HashPrefix) + 2*sha256.Size
+
+// shape is l.Shape, read under mu (it is set before the first append).
+func (l *Ledger) shape() RecordShape {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.Shape
+}
+
+// ledgerPremarshal marshals rec as a ledger line (its newline included)
+// whose link is a stand-in: "sha256:" and 64 random hex digits, and returns
+// the line and the offset of those 64+7 bytes in it, where the real link,
+// of the same length and likewise written without escapes, goes. The
+// stand-in is fresh for every line, so it occurs in the line exactly where
+// the link is, and nowhere else whatever the record holds; a line where it
+// occurs other than once, or a record that does not marshal, gives at 0,
+// and the caller marshals under the lock as before (and reports the error).
+// rec.Meta.Prev is left as it was.
+func ledgerPremarshal(rec *Record, shape RecordShape) (line []byte, at int) {
+	var r [sha256.Size]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return nil, 0
+	}
+	stand := HashPrefix + hex.EncodeToString(r[:])
+	var meta Meta
+	if rec.Meta != nil {
+		meta = *rec.Meta
+	}
+	meta.Prev = stand
+	withStand := *rec
+	withStand.Meta = &meta
+	b, err := MarshalShape(&withStand, shape)
+	if err != nil || bytes.IndexByte(b, '\n') >= 0 {
+		return nil, 0
+	}
+	i := bytes.Index(b, []byte(stand))
+	if i <= 0 || bytes.Count(b, []byte(stand)) != 1 || !bytes.HasSuffix(b[:i], []byte(`"prev":"`)) {
+		return nil, 0
+	}
+	return append(b, '\n'), i
 }
 
 // LedgerPos is where a line ends in one ledger file: the file's device and

@@ -770,3 +770,74 @@ func TestLedgerConcurrentProcessesVaryingLines(t *testing.T) {
 		t.Fatalf("line lengths seen %v, want short, over a chunk and over the kept buffer", sizes)
 	}
 }
+
+// A line marshalled before the lock with a stand-in link, the link written
+// over it under the lock, is byte for byte the line marshalled with the
+// link, in both shapes, whatever the record holds: paths, a denial and
+// other writers' metadata that hold "prev" keys and links, and a stand-in
+// that cannot be guessed. The first line (no link) is marshalled under the
+// lock.
+func TestLedgerPremarshalledLines(t *testing.T) {
+	hostile := []func(*Record){
+		func(*Record) {},
+		func(r *Record) { r.Files[0].Path = `src/"prev":"sha256:` + strings.Repeat("0", 64) + `".go` },
+		func(r *Record) {
+			r.Meta.Denial = json.RawMessage(`{"prev":"sha256:` + strings.Repeat("a", 64) + `","x":"\"prev\":\""}`)
+		},
+		func(r *Record) {
+			r.OtherMetadata = map[string]json.RawMessage{"zz.other": json.RawMessage(`{"prev":"sha256:` + strings.Repeat("b", 64) + `"}`)}
+		},
+		func(r *Record) { r.Meta.Session = "prev\n\"prev\":\"sha256:\u2028" },
+	}
+	for _, shape := range []RecordShape{ShapeAgentTrace, ShapeSeed} {
+		path := filepath.Join(t.TempDir(), ".orchestration", LedgerName)
+		l, err := OpenLedger(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Shape = shape
+		var want [][]byte
+		for i := range 3 * len(hostile) {
+			rec := ledgerTestRecord(t, "INT-001", i)
+			hostile[i%len(hostile)](rec)
+			line, err := l.AppendLine(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What marshalling the record with its link gives.
+			again, err := MarshalShape(rec, shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(line, again) {
+				t.Fatalf("shape %v, record %d: the line written\n%s\nis not the record marshalled with its link\n%s", shape, i, line, again)
+			}
+			if i == 0 && rec.Meta.Prev != "" || i > 0 && len(rec.Meta.Prev) != ledgerLinkLen {
+				t.Fatalf("record %d: prev %q", i, rec.Meta.Prev)
+			}
+			want = append(want, append(again, '\n'))
+		}
+		l.Close()
+		got := ledgerTestLines(t, path)
+		if len(got) != len(want) {
+			t.Fatalf("%d lines, want %d", len(got), len(want))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("line %d is\n%s\nwant\n%s", i+1, got[i], want[i])
+			}
+		}
+		if rep := ledgerTestVerify(t, path); !rep.OK() || rep.Lines != len(want) {
+			t.Fatalf("VerifyChain = %v %+v", rep, rep.Problems)
+		}
+	}
+	// The stand-in is fresh for each line, and found in both shapes.
+	for _, shape := range []RecordShape{ShapeAgentTrace, ShapeSeed} {
+		rec := ledgerTestRecord(t, "INT-001", 1)
+		a, at := ledgerPremarshal(rec, shape)
+		b, bt := ledgerPremarshal(rec, shape)
+		if at == 0 || at != bt || bytes.Equal(a, b) || rec.Meta.Prev != "" {
+			t.Fatalf("shape %v: premarshal at %d and %d, same line %v, prev %q", shape, at, bt, bytes.Equal(a, b), rec.Meta.Prev)
+		}
+	}
+}
