@@ -737,12 +737,22 @@ func ledgerParseLink(p string) (sum [32]byte, ok bool) {
 	return sum, true
 }
 
+// ledgerReaders keeps the 64 KiB readers of ledgerLines between uses: an
+// intent map update reads a few lines, and a fresh buffer each time is
+// fresh memory, a page fault per 4 KiB while the heap grows.
+var ledgerReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
 // ledgerLines reads r line by line, lines of any length, calling fn with each
 // line (without "\n" or "\r\n"; the slice is reused after fn returns), the
 // number of bytes it took in r, and whether it ended with a newline (only the
 // last one may not).
 func ledgerLines(r io.Reader, fn func(raw []byte, size int, complete bool) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := ledgerReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil) // keeps no file
+		ledgerReaders.Put(br)
+	}()
 	var long []byte
 	for {
 		chunk, err := br.ReadSlice('\n')

@@ -841,3 +841,81 @@ func TestLedgerPremarshalledLines(t *testing.T) {
 		}
 	}
 }
+
+// ledgerLines takes its reader from a pool: goroutines reading different
+// files at once, lines longer than the reader's buffer and torn tails
+// among them, each see exactly their own file's lines.
+func TestLedgerLinesReusedReaders(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"a": "one\r\ntwo\n" + strings.Repeat("L", 70<<10) + "\nthree",
+		"b": strings.Repeat("short line\n", 500) + strings.Repeat("M", 140<<10) + "\n",
+		"c": "",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What each file holds, split by hand: lines without "\n" or "\r\n",
+	// and whether each ended with a newline.
+	type line struct {
+		text     string
+		size     int
+		complete bool
+	}
+	want := map[string][]line{}
+	for name, body := range files {
+		for rest := body; rest != ""; {
+			i := strings.IndexByte(rest, '\n')
+			if i < 0 {
+				want[name] = append(want[name], line{rest, len(rest), false})
+				break
+			}
+			want[name] = append(want[name], line{strings.TrimSuffix(rest[:i], "\r"), i + 1, true})
+			rest = rest[i+1:]
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 24)
+	for g := range 24 {
+		name := []string{"a", "b", "c"}[g%3]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				f, err := os.Open(filepath.Join(dir, name))
+				if err != nil {
+					errs <- err
+					return
+				}
+				var got []line
+				err = ledgerLines(f, func(raw []byte, size int, complete bool) error {
+					got = append(got, line{string(raw), size, complete})
+					return nil
+				})
+				f.Close()
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(got) != len(want[name]) {
+					errs <- fmt.Errorf("file %s: %d lines, want %d", name, len(got), len(want[name]))
+					return
+				}
+				for i := range got {
+					if got[i] != want[name][i] {
+						errs <- fmt.Errorf("file %s line %d: %.20q %d %v, want %.20q %d %v", name, i+1,
+							got[i].text, got[i].size, got[i].complete, want[name][i].text, want[name][i].size, want[name][i].complete)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
