@@ -3,6 +3,8 @@ package snap
 import (
 	"bytes"
 	"sync"
+
+	"github.com/intentgate/intentgate/orchestration"
 )
 
 // lineCount is len(SplitLines(b)) without splitting.
@@ -32,19 +34,14 @@ func FingerprintsFrom(before []byte, beforeFPs []uint64, after []byte) []uint64 
 	fps := make([]uint64, n)
 	// The common beginning, cut back to its last whole line: the lines
 	// of after[:pre] are those of before[:pre].
-	p := 0
-	for m := min(len(before), len(after)); p < m && before[p] == after[p]; p++ {
-	}
+	p := orchestration.CommonPrefixLen(before, after)
 	pre := bytes.LastIndexByte(after[:p], '\n') + 1
 	k := bytes.Count(after[:pre], []byte{'\n'})
 	copy(fps, beforeFPs[:k])
 	// The common end, within what follows pre on both sides, cut forward
 	// to a line start on both sides: after[q:] and before[len(before)-
 	// (len(after)-q):] are the same whole lines.
-	s := 0
-	for bi, ai := len(before)-1, len(after)-1; bi >= pre && ai >= pre && before[bi] == after[ai]; bi, ai = bi-1, ai-1 {
-		s++
-	}
+	s := orchestration.CommonSuffixLen(before[pre:], after[pre:])
 	q := len(after) - s
 	bq := len(before) - s
 	if !(q == pre || after[q-1] == '\n') || !(bq == pre || before[bq-1] == '\n') {
