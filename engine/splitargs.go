@@ -95,6 +95,16 @@ func specialBits(x uint64) uint64 {
 // nextSpecial returns the offset of the first byte of b at or after i that
 // a JSON string literal does not hold as it is, or len(b).
 func nextSpecial(b []byte, i int) int {
+	for ; i+16 <= len(b); i += 16 {
+		m0 := specialBits(binary.LittleEndian.Uint64(b[i:]))
+		m1 := specialBits(binary.LittleEndian.Uint64(b[i+8:]))
+		if m0|m1 != 0 {
+			if m0 != 0 {
+				return i + bits.TrailingZeros64(m0)/8
+			}
+			return i + 8 + bits.TrailingZeros64(m1)/8
+		}
+	}
 	for ; i+8 <= len(b); i += 8 {
 		if m := specialBits(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)/8

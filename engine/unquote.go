@@ -100,6 +100,18 @@ func unquote(raw []byte) (s string, ok bool) {
 // does not decode to itself ('"', '\\', a control character or a byte of a
 // non-ASCII sequence), or len(b); eight bytes at a time (specialBits).
 func nextNotPlain(b []byte, i int) int {
+	for ; i+16 <= len(b); i += 16 {
+		x0 := binary.LittleEndian.Uint64(b[i:])
+		x1 := binary.LittleEndian.Uint64(b[i+8:])
+		m0 := specialBits(x0) | x0&highs
+		m1 := specialBits(x1) | x1&highs
+		if m0|m1 != 0 {
+			if m0 != 0 {
+				return i + bits.TrailingZeros64(m0)/8
+			}
+			return i + 8 + bits.TrailingZeros64(m1)/8
+		}
+	}
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
 		if m := specialBits(x) | x&highs; m != 0 {
