@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -17,20 +19,31 @@ func unquote(raw []byte) (s string, ok bool) {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
+	i := nextNotPlain(body, 0)
+	if i == len(body) {
+		return string(body), true // nothing to decode: one copy
+	}
 	var b strings.Builder
 	b.Grow(len(body))
-	for i := 0; i < len(body); {
-		c := body[i]
-		switch {
+	for {
+		// body[:i] is decoded; body[i] is an escape, a quote, a control
+		// character or the start of a non-ASCII sequence.
+		b.Write(body[:i])
+		body = body[i:]
+		if len(body) == 0 {
+			return b.String(), true
+		}
+		switch c := body[0]; {
 		case c == '"' || c < 0x20:
 			return "", false
 		case c == '\\':
-			if i+1 >= len(body) {
+			if len(body) < 2 {
 				return "", false
 			}
-			switch body[i+1] {
+			n := 2
+			switch body[1] {
 			case '"', '\\', '/':
-				b.WriteByte(body[i+1])
+				b.WriteByte(body[1])
 			case 'b':
 				b.WriteByte('\b')
 			case 'f':
@@ -42,46 +55,73 @@ func unquote(raw []byte) (s string, ok bool) {
 			case 't':
 				b.WriteByte('\t')
 			case 'u':
-				r, n := hex4(body[i+2:])
-				if n < 0 {
+				r, ok := hex4(body[2:])
+				if !ok {
 					return "", false
 				}
-				i += 6
+				n = 6
 				if utf16.IsSurrogate(r) {
-					if r2, n2 := lowSurrogate(body[i:]); n2 > 0 {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							b.WriteRune(dec)
-							i += 6
-							continue
-						}
+					r2, ok := lowSurrogate(body[6:])
+					if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
+						r, n = dec, 12
+					} else {
+						r = utf8.RuneError
 					}
-					r = utf8.RuneError
 				}
 				b.WriteRune(r)
-				continue
 			default:
 				return "", false
 			}
-			i += 2
-		case c < utf8.RuneSelf:
-			// A run of plain ASCII is copied at once.
-			j := i + 1
-			for j < len(body) && plainASCII[body[j]] {
-				j++
-			}
-			b.Write(body[i:j])
-			i = j
+			body = body[n:]
 		default:
-			r, size := utf8.DecodeRune(body[i:])
-			if r == utf8.RuneError && size == 1 {
-				b.WriteRune(utf8.RuneError)
-			} else {
-				b.Write(body[i : i+size])
+			// Non-ASCII: a run of valid UTF-8 is copied as it is, an
+			// invalid byte becomes U+FFFD.
+			j := 0
+			for j < len(body) && body[j] >= utf8.RuneSelf {
+				r, size := utf8.DecodeRune(body[j:])
+				if r == utf8.RuneError && size == 1 {
+					break
+				}
+				j += size
 			}
-			i += size
+			if j == 0 {
+				b.WriteRune(utf8.RuneError)
+				j = 1
+			} else {
+				b.Write(body[:j])
+			}
+			body = body[j:]
+		}
+		i = nextNotPlain(body, 0)
+	}
+}
+
+// nextNotPlain returns the offset of the first byte of b at or after i that
+// does not decode to itself ('"', '\\', a control character or a byte of a
+// non-ASCII sequence), or len(b); eight bytes at a time (specialBits).
+func nextNotPlain(b []byte, i int) int {
+	for ; i+16 <= len(b); i += 16 {
+		x0 := binary.LittleEndian.Uint64(b[i:])
+		x1 := binary.LittleEndian.Uint64(b[i+8:])
+		m0 := specialBits(x0) | x0&highs
+		m1 := specialBits(x1) | x1&highs
+		if m0|m1 != 0 {
+			if m0 != 0 {
+				return i + bits.TrailingZeros64(m0)/8
+			}
+			return i + 8 + bits.TrailingZeros64(m1)/8
 		}
 	}
-	return b.String(), true
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if m := specialBits(x) | x&highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(b) && plainASCII[b[i]] {
+		i++
+	}
+	return i
 }
 
 // plainASCII marks the bytes a JSON string holds as they are and that
@@ -94,17 +134,17 @@ var plainASCII = func() (t [256]bool) {
 }()
 
 // lowSurrogate reads a \uXXXX escape at the start of p.
-func lowSurrogate(p []byte) (rune, int) {
+func lowSurrogate(p []byte) (rune, bool) {
 	if len(p) < 6 || p[0] != '\\' || p[1] != 'u' {
-		return 0, -1
+		return 0, false
 	}
 	return hex4(p[2:])
 }
 
 // hex4 reads four hex digits.
-func hex4(p []byte) (rune, int) {
+func hex4(p []byte) (rune, bool) {
 	if len(p) < 4 {
-		return 0, -1
+		return 0, false
 	}
 	var r rune
 	for _, c := range p[:4] {
@@ -116,9 +156,9 @@ func hex4(p []byte) (rune, int) {
 		case 'A' <= c && c <= 'F':
 			c = c - 'A' + 10
 		default:
-			return 0, -1
+			return 0, false
 		}
 		r = r<<4 | rune(c)
 	}
-	return r, 4
+	return r, true
 }

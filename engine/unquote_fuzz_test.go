@@ -18,6 +18,9 @@ func FuzzUnquote(f *testing.F) {
 		var want string
 		wantErr := json.Unmarshal(raw, &want)
 		got, ok := unquote(raw)
+		if ref, refOK := unquoteRef(raw); got != ref || ok != refOK {
+			t.Fatalf("unquote(%q) = %q, %v; reference %q, %v", raw, got, ok, ref, refOK)
+		}
 		if wantErr != nil {
 			if ok {
 				t.Fatalf("unquote(%q) = %q, but encoding/json refuses it: %v", raw, got, wantErr)

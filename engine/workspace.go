@@ -38,6 +38,8 @@ type Workspace struct {
 	rootF *os.File
 	cache dirCache
 	slots slots
+	// written knows the hashes of the contents Edit wrote last.
+	written writtenHashes
 }
 
 // OpenWorkspace opens dir as a workspace.
@@ -577,6 +579,7 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 	default:
 		ch.Existed = true
 		ch.Before = before
+		ch.BeforeSHA256 = w.written.hashOf(rel, before)
 		perm = fi.Mode().Perm()
 	}
 	// The hash lock, checked on the content read under the lock (the
@@ -585,8 +588,7 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 	if want, ok := c.Expect[rel]; ok {
 		actual := ""
 		if ch.Existed {
-			actual = Hash(before)
-			ch.BeforeSHA256 = actual
+			actual = ch.BeforeHash()
 		}
 		if actual != want {
 			return ch, staleDenial(c, rel, want, actual)
@@ -656,6 +658,7 @@ func (w *Workspace) Edit(c *Call, rel string, fn func(before []byte, existed boo
 		return ch, err
 	}
 	CrashPoint("crash-after-rename")
+	w.written.keep(rel, after, ch.AfterSHA256)
 	// Under Dispatch the directory's fsync waits for the ledger's, to run
 	// with it (Call.SyncPending): the journal entry, durable before the
 	// rename, covers a crash in between. The call keeps the directory

@@ -3,8 +3,10 @@ package orchestration
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"math"
+	"math/bits"
 	"strings"
 )
 
@@ -36,7 +38,12 @@ const HashPrefix = "sha256:"
 // cheap; for very large differences it gives up minimality, never correctness:
 // the unchanged lines are always a common subsequence of both versions.
 func ComputeRanges(before, after []byte) (ranges []Range, deletedLines int) {
-	a, b := SplitLines(before), SplitLines(after)
+	// The lines both versions begin and end with are set aside first, on
+	// the bytes: only the lines in between are split and diffed, a few for
+	// a small edit of a large file.
+	lo, pa, pb := commonLeadingLines(before, after)
+	ea, eb := commonTrailingLines(before[pa:], after[pb:])
+	a, b := SplitLines(before[pa:pa+ea]), SplitLines(after[pb:pb+eb])
 	removed, inserted := rangesDiff(a, b)
 	for _, r := range removed {
 		if r {
@@ -52,10 +59,131 @@ func ComputeRanges(before, after []byte) (ranges []Range, deletedLines int) {
 		for k < len(b) && inserted[k] {
 			k++
 		}
-		ranges = append(ranges, Range{StartLine: j + 1, EndLine: k, ContentHash: rangesHash(b[j:k])})
+		ranges = append(ranges, Range{StartLine: lo + j + 1, EndLine: lo + k, ContentHash: rangesHash(b[j:k])})
 		j = k
 	}
 	return ranges, deletedLines
+}
+
+// commonLeadingLines returns how many lines a and b begin with in common
+// (lines as SplitLines cuts them) and the offsets in a and in b just past
+// them.
+func commonLeadingLines(a, b []byte) (n, pa, pb int) {
+	// The whole lines of the common bytes...
+	p := CommonPrefixLen(a, b)
+	pa = bytes.LastIndexByte(a[:p], '\n') + 1
+	pb = pa
+	n = bytes.Count(a[:pa], []byte{'\n'})
+	// ...and the lines that are equal once "\r\n" counts as "\n" and a
+	// last line lacks its newline.
+	for pa < len(a) && pb < len(b) {
+		la, na := lineFrom(a, pa)
+		lb, nb := lineFrom(b, pb)
+		if !bytes.Equal(la, lb) {
+			break
+		}
+		n++
+		pa, pb = na, nb
+	}
+	return n, pa, pb
+}
+
+// commonTrailingLines returns the offsets in a and in b where the lines they
+// end with in common begin (len(a) and len(b) for none). a and b each begin
+// at a line start.
+func commonTrailingLines(a, b []byte) (ea, eb int) {
+	s := CommonSuffixLen(a, b)
+	ea, eb = len(a)-s, len(b)-s
+	// Forward to a line start on both sides: a[ea:] and b[eb:] are then
+	// the same whole lines.
+	if !(ea == 0 || a[ea-1] == '\n') || !(eb == 0 || b[eb-1] == '\n') {
+		if i := bytes.IndexByte(a[ea:], '\n'); i >= 0 {
+			ea, eb = ea+i+1, eb+i+1
+		} else {
+			ea, eb = len(a), len(b)
+		}
+	}
+	// Then back over lines equal once "\r\n" counts as "\n" and a last
+	// line lacks its newline.
+	for ea > 0 && eb > 0 {
+		la, sa := lineBefore(a, ea)
+		lb, sb := lineBefore(b, eb)
+		if !bytes.Equal(la, lb) {
+			break
+		}
+		ea, eb = sa, sb
+	}
+	return ea, eb
+}
+
+// lineFrom returns the line of c starting at offset i < len(c), without its
+// terminator, and the offset of the next line.
+func lineFrom(c []byte, i int) (line []byte, next int) {
+	j := bytes.IndexByte(c[i:], '\n')
+	if j < 0 {
+		return c[i:], len(c)
+	}
+	return trimCR(c[i : i+j]), i + j + 1
+}
+
+// lineBefore returns the line of c that ends at offset end > 0 (a line start,
+// or len(c)), without its terminator, and the offset where it starts.
+func lineBefore(c []byte, end int) (line []byte, start int) {
+	if c[end-1] != '\n' {
+		// The last line, without a newline: a "\r" there is its own.
+		start = bytes.LastIndexByte(c[:end], '\n') + 1
+		return c[start:end], start
+	}
+	start = bytes.LastIndexByte(c[:end-1], '\n') + 1
+	return trimCR(c[start : end-1]), start
+}
+
+func trimCR(line []byte) []byte {
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		return line[:n-1]
+	}
+	return line
+}
+
+// commonBlock is how many bytes CommonPrefixLen and CommonSuffixLen
+// compare at once (bytes.Equal, vectorised) before they look closer.
+const commonBlock = 256
+
+// CommonPrefixLen returns the length of the longest common prefix of a and b.
+func CommonPrefixLen(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+commonBlock <= n && bytes.Equal(a[i:i+commonBlock], b[i:i+commonBlock]) {
+		i += commonBlock
+	}
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// CommonSuffixLen returns the length of the longest common suffix of a and b.
+func CommonSuffixLen(a, b []byte) int {
+	n := min(len(a), len(b))
+	a, b = a[len(a)-n:], b[len(b)-n:]
+	i := 0 // a[n-i:] == b[n-i:]
+	for i+commonBlock <= n && bytes.Equal(a[n-i-commonBlock:n-i], b[n-i-commonBlock:n-i]) {
+		i += commonBlock
+	}
+	for ; i+8 <= n; i += 8 {
+		if x := binary.BigEndian.Uint64(a[n-i-8:]) ^ binary.BigEndian.Uint64(b[n-i-8:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[n-i-1] == b[n-i-1] {
+		i++
+	}
+	return i
 }
 
 // RangeHash is the content hash of lines start..end (1-based, inclusive) of

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/intentgate/intentgate/engine"
 )
@@ -161,7 +162,7 @@ func WriteFile() engine.Tool {
 		ch, err := c.WS.Edit(c, rel, func(before []byte, existed bool) ([]byte, error) {
 			var clean string
 			clean, notes = CleanWriteContent(content, existed && bytes.HasSuffix(before, []byte("\n")))
-			return []byte(clean), nil
+			return stringBytes(clean), nil
 		})
 		if err != nil {
 			if _, denied := engine.AsDenial(err); denied {
@@ -182,6 +183,17 @@ func WriteFile() engine.Tool {
 			Changes: []engine.FileChange{ch},
 		}, nil
 	})
+}
+
+// stringBytes returns the bytes of s without copying them: the new content
+// of a file, up to 64 KiB and more, is already a string of its own (decoded
+// from the call's arguments) and a change's After is only ever read (written
+// to the file, hashed, diffed, snapshotted), never changed in place.
+func stringBytes(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 func intArg(c *engine.Call, name string, def int) (int, error) {

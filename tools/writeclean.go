@@ -57,12 +57,22 @@ func CleanWriteContent(content string, existingEndsWithNewline bool) (string, []
 // EveryLineHasLineNumbers reports whether each line (split on "\n" or
 // "\r\n") starts with a read_file line number.
 func EveryLineHasLineNumbers(content string) bool {
-	for _, line := range splitEOL(content) {
+	// Line by line as splitEOL cuts them, without splitting first: the
+	// first line of nearly every content already answers.
+	for {
+		i := strings.IndexByte(content, '\n')
+		line := content
+		if i >= 0 {
+			line = strings.TrimSuffix(content[:i], "\r")
+		}
 		if !numberedLine().MatchString(line) || strings.HasPrefix(line[len(numberedLine().FindString(line)):], "|") {
 			return false
 		}
+		if i < 0 {
+			return true
+		}
+		content = content[i+1:]
 	}
-	return true
 }
 
 // StripLineNumbers removes a line number and the one character after its

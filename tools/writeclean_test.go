@@ -86,3 +86,25 @@ func FuzzCleanWriteContent(f *testing.F) {
 		}
 	})
 }
+
+// everyLineHasLineNumbersRef is EveryLineHasLineNumbers as it was, on the
+// lines split first.
+func everyLineHasLineNumbersRef(content string) bool {
+	for _, line := range splitEOL(content) {
+		if !numberedLine().MatchString(line) || strings.HasPrefix(line[len(numberedLine().FindString(line)):], "|") {
+			return false
+		}
+	}
+	return true
+}
+
+func FuzzEveryLineHasLineNumbers(f *testing.F) {
+	for _, s := range []string{"", "\n", "1 | a", "1 | a\n", "1 | a\r\n2 | b", "1 | a\n\n2 | b", " 12\t| x\r", "1 || x", "1 | a\nb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := EveryLineHasLineNumbers(s), everyLineHasLineNumbersRef(s); got != want {
+			t.Fatalf("EveryLineHasLineNumbers(%q) = %v, reference %v", s, got, want)
+		}
+	})
+}

@@ -3,6 +3,8 @@ package snap
 import (
 	"bytes"
 	"sync"
+
+	"github.com/intentgate/intentgate/orchestration"
 )
 
 // lineCount is len(SplitLines(b)) without splitting.
@@ -25,36 +27,35 @@ func lineCount(b []byte) int {
 // a few lines instead of all. beforeFPs that do not have one fingerprint
 // per line of before are not used.
 func FingerprintsFrom(before []byte, beforeFPs []uint64, after []byte) []uint64 {
-	if len(beforeFPs) != lineCount(before) {
-		return Fingerprints(SplitLines(after))
-	}
-	n := lineCount(after)
-	fps := make([]uint64, n)
+	nl := []byte{'\n'}
 	// The common beginning, cut back to its last whole line: the lines
 	// of after[:pre] are those of before[:pre].
-	p := 0
-	for m := min(len(before), len(after)); p < m && before[p] == after[p]; p++ {
-	}
+	p := orchestration.CommonPrefixLen(before, after)
 	pre := bytes.LastIndexByte(after[:p], '\n') + 1
-	k := bytes.Count(after[:pre], []byte{'\n'})
-	copy(fps, beforeFPs[:k])
+	k := bytes.Count(after[:pre], nl)
 	// The common end, within what follows pre on both sides, cut forward
-	// to a line start on both sides: after[q:] and before[len(before)-
-	// (len(after)-q):] are the same whole lines.
-	s := 0
-	for bi, ai := len(before)-1, len(after)-1; bi >= pre && ai >= pre && before[bi] == after[ai]; bi, ai = bi-1, ai-1 {
-		s++
-	}
+	// to a line start on both sides: after[q:] and before[bq:] are the
+	// same whole lines.
+	s := orchestration.CommonSuffixLen(before[pre:], after[pre:])
 	q := len(after) - s
 	bq := len(before) - s
 	if !(q == pre || after[q-1] == '\n') || !(bq == pre || before[bq-1] == '\n') {
 		if i := bytes.IndexByte(after[q:], '\n'); i >= 0 {
-			q += i + 1
+			q, bq = q+i+1, bq+i+1
 		} else {
-			q = len(after)
+			q, bq = len(after), len(before)
 		}
 	}
 	m := lineCount(after[q:])
+	// Each side's lines are the common beginning's, its middle's and the
+	// common end's: counted so, the common end is counted once, not once
+	// per side.
+	if len(beforeFPs) != k+lineCount(before[pre:bq])+m {
+		return Fingerprints(SplitLines(after))
+	}
+	n := k + lineCount(after[pre:q]) + m
+	fps := make([]uint64, n)
+	copy(fps, beforeFPs[:k])
 	copy(fps[n-m:], beforeFPs[len(beforeFPs)-m:])
 	var buf [256]byte
 	for i, l := range SplitLines(after[pre:q]) {

@@ -44,9 +44,20 @@ func TestFingerprintsFromMatchesHashingEveryLine(t *testing.T) {
 	for _, c := range cases {
 		before, after := []byte(c[0]), []byte(c[1])
 		want := Fingerprints(orchestration.SplitLines(after))
-		got := FingerprintsFrom(before, Fingerprints(orchestration.SplitLines(before)), after)
+		fps := Fingerprints(orchestration.SplitLines(before))
+		got := FingerprintsFrom(before, fps, after)
 		if !slices.Equal(got, want) {
 			t.Fatalf("before %q, after %q:\ngot  %x\nwant %x", before, after, got, want)
+		}
+		// Fingerprints that are not before's, one line short or one
+		// too many, are not used.
+		for _, wrong := range [][]uint64{fps[:max(len(fps)-1, 0)], append(fps[:len(fps):len(fps)], 1)} {
+			if len(wrong) == len(fps) {
+				continue
+			}
+			if got := FingerprintsFrom(before, wrong, after); !slices.Equal(got, want) {
+				t.Fatalf("before %q with %d fingerprints for %d lines, after %q:\ngot  %x\nwant %x", before, len(wrong), len(fps), after, got, want)
+			}
 		}
 	}
 	// Fingerprints that are not before's (one per line) are not used.
@@ -60,9 +71,20 @@ func FuzzFingerprintsFrom(f *testing.F) {
 	f.Add([]byte("a\r\nb"), []byte("a\nb\r\n"))
 	f.Fuzz(func(t *testing.T, before, after []byte) {
 		want := Fingerprints(orchestration.SplitLines(after))
-		got := FingerprintsFrom(before, Fingerprints(orchestration.SplitLines(before)), after)
+		fps := Fingerprints(orchestration.SplitLines(before))
+		got := FingerprintsFrom(before, fps, after)
 		if !slices.Equal(got, want) {
 			t.Fatalf("before %q, after %q:\ngot  %x\nwant %x", before, after, got, want)
+		}
+		// Fingerprints that are not before's, one line short or one
+		// too many, are not used.
+		for _, wrong := range [][]uint64{fps[:max(len(fps)-1, 0)], append(fps[:len(fps):len(fps)], 1)} {
+			if len(wrong) == len(fps) {
+				continue
+			}
+			if got := FingerprintsFrom(before, wrong, after); !slices.Equal(got, want) {
+				t.Fatalf("before %q with %d fingerprints for %d lines, after %q:\ngot  %x\nwant %x", before, len(wrong), len(fps), after, got, want)
+			}
 		}
 	})
 }
