@@ -370,7 +370,7 @@ func (m *toolServer) reportProblem() {
 	if m.rt == nil {
 		return
 	}
-	p := m.rt.IntentsProblem()
+	p := m.rt.IntentsProblemSeen()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p == nil {
