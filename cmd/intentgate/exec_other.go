@@ -14,8 +14,10 @@ const isWindows = true
 // execFull runs intentgate-full as a child with this process's arguments,
 // environment and standard streams, and exits with its status. An interrupt
 // reaches both processes from the console: this one leaves the decision to
-// the child.
+// the child. The child ends with this process, however this one ends
+// (killChildrenWithUs).
 func execFull(full string, args []string) error {
+	killChildrenWithUs()
 	cmd := exec.Command(full, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	signal.Notify(make(chan os.Signal, 1), os.Interrupt)

@@ -68,6 +68,13 @@ func Doctor(ws string, agents []string, named bool, out io.Writer) int {
 			continue
 		} else {
 			ok("%s: %s found at %s", agent, bin, p)
+			problems, fine := doctorFull(p)
+			for _, w := range problems {
+				problem("%s: %s", agent, w)
+			}
+			if fine != "" {
+				ok("%s: %s", agent, fine)
+			}
 		}
 		if why := doctorProbe(ws, agent, command); why != "" {
 			problem("%s: %s", agent, why)
