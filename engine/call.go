@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -161,9 +162,10 @@ func (c *Call) Mutating() bool {
 }
 
 type target struct {
-	rel string
-	ok  bool
-	err error
+	rel  string
+	ok   bool
+	err  error
+	look lookedUp
 }
 
 // Target returns the canonical workspace path of the call's "path" argument,
@@ -178,7 +180,7 @@ func (c *Call) Target() (rel string, ok bool, err error) {
 			if c.WS == nil {
 				t.err = errors.New("call has no workspace")
 			} else {
-				t.rel, t.err = c.WS.Canonical(p)
+				t.rel, t.look, t.err = c.WS.canonical(p)
 			}
 		}
 		if d, isDenial := AsDenial(t.err); isDenial && d.Tool == "" {
@@ -187,6 +189,19 @@ func (c *Call) Target() (rel string, ok bool, err error) {
 		c.target = t
 	}
 	return c.target.rel, c.target.ok, c.target.err
+}
+
+// TargetStat is the Lstat of the call's target (Target) that resolving it
+// made, for a hook deciding whether the file exists as the call starts: ok
+// is false when there is none (the path went through a symlink, or its
+// directory was not open yet); then the hook looks itself (Workspace.Stat).
+// err is nil or fs.ErrNotExist's. Whatever a hook decides on it, Workspace.Edit
+// checks the file again under its lock.
+func (c *Call) TargetStat() (fi fs.FileInfo, ok bool, err error) {
+	if _, tok, terr := c.Target(); !tok || terr != nil || !c.target.look.ok {
+		return nil, false, nil
+	}
+	return c.target.look.fi, true, c.target.look.err
 }
 
 // SetArgs sets the call's arguments to raw together with its members, as

@@ -101,7 +101,7 @@ type callSlot struct {
 // record is in (Call.JournalDone), or Edit gives it back (journalAbort).
 func (w *Workspace) journalWrite(c *Call, ch *FileChange) (*slot, error) {
 	e := JournalEntry{Path: ch.Path, Existed: ch.Existed, After: ch.AfterHash(),
-		Session: c.Session, Intent: c.Intent, CallID: c.ID, Tool: c.Tool, Agent: c.Agent, Time: time.Now().UTC(), Pid: os.Getpid()}
+		Session: c.Session, Intent: c.Intent, CallID: c.ID, Tool: c.Tool, Agent: c.Agent, Time: time.Now().UTC(), Pid: selfPid}
 	if ch.Existed {
 		e.Before = ch.BeforeHash()
 	}

@@ -156,14 +156,29 @@ func checkSyntax(p string) error {
 // whether "a/.." is "." depends on whether a is a symlink, and no glob should
 // ever see one. Any error while deciding refuses.
 func (w *Workspace) Canonical(p string) (string, error) {
+	rel, _, err := w.canonical(p)
+	return rel, err
+}
+
+// lookedUp is what resolving a path found of its last component, by the
+// Lstat it made at the end: ok is false when it made none to reuse.
+type lookedUp struct {
+	fi  fs.FileInfo
+	err error // nil or fs.ErrNotExist's
+	ok  bool
+}
+
+// canonical is Canonical, also returning the Lstat of the path it made.
+func (w *Workspace) canonical(p string) (string, lookedUp, error) {
+	var lu lookedUp
 	if err := checkSyntax(p); err != nil {
-		return "", err
+		return "", lu, err
 	}
 	rel := filepath.ToSlash(p)
 	if filepath.IsAbs(p) || strings.HasPrefix(rel, "/") {
 		r, ok := w.stripRoot(p)
 		if !ok {
-			return "", escape(p, "the absolute path is outside the workspace "+w.Dir)
+			return "", lu, escape(p, "the absolute path is outside the workspace "+w.Dir)
 		}
 		rel = r
 	}
@@ -173,28 +188,29 @@ func (w *Workspace) Canonical(p string) (string, error) {
 		case "", ".":
 			continue
 		case "..":
-			return "", escape(p, `the path contains a ".." segment`)
+			return "", lu, escape(p, `the path contains a ".." segment`)
 		}
 		if len(c) > maxNameLen {
-			return "", invalid(p, fmt.Sprintf("a path component is longer than %d bytes", maxNameLen))
+			return "", lu, invalid(p, fmt.Sprintf("a path component is longer than %d bytes", maxNameLen))
 		}
 		rest = append(rest, c)
 	}
 	if len(rest) == 0 {
-		return "", invalid(p, "the path names the workspace root, not a file")
+		return "", lu, invalid(p, "the path names the workspace root, not a file")
 	}
-	if rel, ok, err := w.resolveCached(p, rest); ok {
-		return rel, err
+	if rel, ok, err := w.resolveCached(p, rest, &lu); ok {
+		return rel, lu, err
 	}
-	return w.resolve(p, rest)
+	rel, err := w.resolve(p, rest)
+	return rel, lookedUp{}, err
 }
 
 // resolveCached is resolve for a path whose directory is open in the cache
 // and still what was opened: each of its components is then a plain
 // directory (no symlink), so only the last component needs a look. ok is
 // false when the cache cannot answer (no such directory open, or the last
-// component is a symlink to follow).
-func (w *Workspace) resolveCached(orig string, rest []string) (string, bool, error) {
+// component is a symlink to follow). The last component's Lstat goes to lu.
+func (w *Workspace) resolveCached(orig string, rest []string, lu *lookedUp) (string, bool, error) {
 	if len(rest) < 2 {
 		return "", false, nil
 	}
@@ -207,10 +223,13 @@ func (w *Workspace) resolveCached(orig string, rest []string) (string, bool, err
 	fi, err := d.root.Lstat(rest[len(rest)-1])
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		*lu = lookedUp{err: err, ok: true}
 	case err != nil:
 		return "", true, lstatDenial(orig, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return "", false, nil
+	default:
+		*lu = lookedUp{fi: fi, ok: true}
 	}
 	return dir + "/" + rest[len(rest)-1], true, nil
 }
@@ -691,6 +710,9 @@ func syncTogether(f, js *os.File) error {
 	return ef
 }
 
+// selfPid is this process's id (os.Getpid is a system call each time).
+var selfPid = os.Getpid()
+
 // TempDir is where the workspace's temporary files live, relative to it.
 const TempDir = ".orchestration/tmp"
 
@@ -772,9 +794,9 @@ func writeTemp(dir *dirRef, name string, data []byte, perm fs.FileMode) (string,
 	}
 	// The process id lets CleanTemp tell an abandoned file from one a live
 	// process is about to rename.
-	tmp := "." + name + ".intentgate-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:])
+	tmp := "." + name + ".intentgate-" + strconv.Itoa(selfPid) + "-" + hex.EncodeToString(rnd[:])
 	if len(tmp) > maxNameLen {
-		tmp = ".intentgate-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:])
+		tmp = ".intentgate-" + strconv.Itoa(selfPid) + "-" + hex.EncodeToString(rnd[:])
 	}
 	f, err := createIn(dir, tmp, perm, true)
 	if err != nil {

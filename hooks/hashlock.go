@@ -103,7 +103,12 @@ func (h *HashLock) Pre(ctx context.Context, c *engine.Call) error {
 // answer needs the file's content (an expected_sha256 other than what the
 // session read, whose refusal names the current hash); Pre then reads it.
 func (h *HashLock) expectRead(c *engine.Call, rel, want string, hasWant bool) (done bool, err error) {
-	_, err = c.WS.Stat(rel)
+	// rel is the call's target: the Lstat that resolved it tells whether
+	// it exists (Edit checks again under the lock).
+	_, ok, err := c.TargetStat()
+	if !ok {
+		_, err = c.WS.Stat(rel)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if hasWant && want != "" {
 			return false, nil

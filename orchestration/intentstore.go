@@ -105,6 +105,15 @@ func (s *IntentStore) Problem() error {
 	return s.problem
 }
 
+// LastProblem is Problem as of the store's last look at the file, without
+// looking again: for a front door reporting after a call, whose own check
+// of the intents has just looked.
+func (s *IntentStore) LastProblem() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.problem
+}
+
 // Close stops watching. The store still answers afterwards, by stat alone.
 func (s *IntentStore) Close() error {
 	var err error

@@ -107,7 +107,7 @@ func Serve(ctx context.Context, rt *gate.Runtime, o Options, in io.Reader, out i
 }
 
 func reportProblem(rt *gate.Runtime, last string, w io.Writer) string {
-	p := rt.IntentsProblem()
+	p := rt.IntentsProblemSeen()
 	if p == nil {
 		return ""
 	}

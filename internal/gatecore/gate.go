@@ -269,6 +269,16 @@ func (rt *Runtime) IntentsProblem() error {
 	return rt.stores.Intents.Problem()
 }
 
+// IntentsProblemSeen is IntentsProblem as of the last look at
+// active_intents.yaml (every call that consults the intents looks), without
+// a look of its own: what the front doors report after each call.
+func (rt *Runtime) IntentsProblemSeen() error {
+	if rt.stores == nil || rt.stores.Intents == nil {
+		return nil
+	}
+	return rt.stores.Intents.LastProblem()
+}
+
 // prepare fills in what the runtime owns in a call.
 func (rt *Runtime) prepare(c *engine.Call) { c.WS = rt.ws }
 

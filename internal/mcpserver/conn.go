@@ -29,10 +29,20 @@ import (
 // array of messages) is taken apart and its answers go back together in
 // one array, unless the negotiated protocol version is 2025-06-18 or later,
 // which removed batches (then the connection ends, as the SDK's does).
-type lineTransport struct{ g *eofGate }
+//
+// A line that is a plain tools/call request (parseToolCall) is first
+// offered to take, when it is set: if take answers it, the SDK never sees
+// it (see fastcall.go).
+type lineTransport struct {
+	g     *eofGate
+	setup func(*lineConn) // called before the first line is read
+}
 
 func (t lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	c := &lineConn{g: t.g, incoming: make(chan lineMsgs), closed: make(chan struct{})}
+	if t.setup != nil {
+		t.setup(c)
+	}
 	go c.readLines()
 	return c, nil
 }
@@ -49,6 +59,9 @@ type lineConn struct {
 	closed   chan struct{}
 	once     sync.Once
 	queue    []jsonrpc.Message // the rest of a batch; Read is called by one goroutine
+
+	take func(toolCall) bool // answers a tools/call itself when it returns true
+	fast fastConn
 
 	mu      sync.Mutex
 	initID  jsonrpc.ID // of the initialize request, when one was read
@@ -85,6 +98,11 @@ func (c *lineConn) readLines() {
 			line = bytes.TrimSpace(line)
 			if len(line) == 0 {
 				continue // blank lines are whitespace between messages
+			}
+			if c.take != nil {
+				if tc, ok := parseToolCall(line); ok && c.take(tc) {
+					continue
+				}
 			}
 			m = decodeLine(line)
 		}
@@ -206,6 +224,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.fast.answered(resp)
 		answers, inBatch := c.answered(resp)
 		if inBatch {
 			if answers == nil {
@@ -265,6 +284,14 @@ func (c *lineConn) answered(resp *jsonrpc.Response) (answers []*jsonrpc.Response
 		return nil, true
 	}
 	return b.answers, true
+}
+
+// writeLine writes an answer the connection made itself.
+func (c *lineConn) writeLine(data []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.g.Write(data)
+	return err
 }
 
 func (c *lineConn) Close() error {

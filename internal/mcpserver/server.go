@@ -71,7 +71,16 @@ func (m *toolServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer
 	defer restore()
 	g := newEOFGate(in, out, m.o.MaxMessage)
 	// The gate hands on no line longer than g.max and its newline.
-	err := m.Serve(ctx, lineTransport{g})
+	var conn *lineConn
+	t := lineTransport{g: g, setup: func(c *lineConn) {
+		conn = c
+		c.take = m.fastCall(ctx, c)
+	}}
+	err := m.serve(ctx, t, func(ss *mcp.ServerSession) { conn.fast.session.Store(ss) }, func() {
+		if conn != nil {
+			conn.fast.wg.Wait()
+		}
+	})
 	g.mu.Lock()
 	tooLarge := g.tooLarge
 	g.mu.Unlock()
@@ -86,13 +95,28 @@ func (m *toolServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer
 
 // Serve runs one connection until the client ends it or ctx is done.
 func (m *toolServer) Serve(ctx context.Context, t mcp.Transport) error {
+	return m.serve(ctx, t, nil, nil)
+}
+
+// serve is Serve, calling connected (when not nil) with the session once
+// the SDK has made it, and drain (when not nil) once the SDK is done with
+// the connection, before the session's held changes are written.
+func (m *toolServer) serve(ctx context.Context, t mcp.Transport, connected func(*mcp.ServerSession), drain func()) error {
 	m.startWarm()
 	defer m.stopWarm()
 	ss, err := m.srv.Connect(ctx, t, nil)
 	if err != nil {
 		return err
 	}
-	defer m.forget(ss)
+	defer func() {
+		if drain != nil {
+			drain()
+		}
+		m.forget(ss)
+	}()
+	if connected != nil {
+		connected(ss)
+	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {
@@ -106,10 +130,13 @@ func (m *toolServer) Serve(ctx context.Context, t mcp.Transport) error {
 }
 
 type toolServer struct {
-	rt  *gate.Runtime // nil where the workspace is not governed
-	o   Options
-	log *slog.Logger
-	srv *mcp.Server
+	rt   *gate.Runtime // nil where the workspace is not governed
+	o    Options
+	log  *slog.Logger
+	srv  *mcp.Server
+	impl *mcp.Implementation // the server, as it names itself
+	// handlers are the tools' handlers, as the SDK runs them.
+	handlers map[string]mcp.ToolHandler
 
 	ungoverned string // why every call is refused, when g is nil
 
@@ -128,6 +155,8 @@ type toolServer struct {
 	sessions map[*mcp.ServerSession]string // the ids this server made
 	problem  string                        // the last intents problem reported
 	calls    atomic.Uint64
+	// fastCalls counts the tool calls answered without the SDK.
+	fastCalls atomic.Uint64
 }
 
 func newToolServer(rt *gate.Runtime, o Options) *toolServer {
@@ -138,7 +167,8 @@ func newToolServer(rt *gate.Runtime, o Options) *toolServer {
 	if rt != nil && rt.Stores() != nil {
 		m.held = hooks.NewHeldSessions(rt.Stores().Sessions)
 	}
-	m.srv = mcp.NewServer(&mcp.Implementation{Name: "intentgate", Title: "intentgate", Version: o.Version},
+	m.impl = &mcp.Implementation{Name: "intentgate", Title: "intentgate", Version: o.Version}
+	m.srv = mcp.NewServer(m.impl,
 		&mcp.ServerOptions{
 			Logger: m.log,
 			Instructions: "Every tool call here is checked by intentgate against the intents declared for this workspace. " +
@@ -147,7 +177,9 @@ func newToolServer(rt *gate.Runtime, o Options) *toolServer {
 			Capabilities: &mcp.ServerCapabilities{},
 		})
 	closed := false
+	m.handlers = map[string]mcp.ToolHandler{}
 	for _, t := range prompts.Tools() {
+		m.handlers[t.Name] = m.handler(t.Name)
 		m.srv.AddTool(&mcp.Tool{
 			Name:        t.Name,
 			Description: t.Description,
@@ -156,7 +188,7 @@ func newToolServer(rt *gate.Runtime, o Options) *toolServer {
 				ReadOnlyHint:  t.Group == "read",
 				OpenWorldHint: &closed, // the workspace is the whole world
 			},
-		}, m.handler(t.Name))
+		}, m.handlers[t.Name])
 	}
 	return m
 }
@@ -338,7 +370,7 @@ func (m *toolServer) reportProblem() {
 	if m.rt == nil {
 		return
 	}
-	p := m.rt.IntentsProblem()
+	p := m.rt.IntentsProblemSeen()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p == nil {
