@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/intentgate/intentgate/hooks"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -272,6 +273,19 @@ func idKey(id jsonrpc.ID) (string, bool) {
 	return "", false
 }
 
+// quickTools are the tools whose calls take the fast path: they end in
+// milliseconds. The others (execute_command, browser_action, the MCP hub's,
+// searches over a whole tree) go through the SDK, which lets a client's
+// notifications/cancelled stop them.
+var quickTools = map[string]bool{
+	hooks.SelectTool:     true,
+	"read_file":          true,
+	"write_to_file":      true,
+	"apply_diff":         true,
+	"insert_content":     true,
+	"search_and_replace": true,
+}
+
 // protocolMultiRoundTrip is the first protocol version whose tool results
 // the SDK marks with a resultType.
 const protocolMultiRoundTrip = "2026-07-28"
@@ -290,7 +304,7 @@ func (m *toolServer) fastCall(ctx context.Context, c *lineConn) func(toolCall) b
 		}
 		p := ss.InitializeParams()
 		h, ok := m.handlers[tc.name]
-		if p == nil || !ok {
+		if p == nil || !ok || !quickTools[tc.name] {
 			return false
 		}
 		var perRequest bool

@@ -170,6 +170,12 @@ func TestFastCallTaken(t *testing.T) {
 			t.Fatalf("call %s: %s, %d taken; want %s", c.id, a, m.fastCalls.Load(), want)
 		}
 	}
+	// A tool that may run long goes to the SDK, where a client can cancel
+	// it: answered, not taken.
+	cmd := `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"execute_command","arguments":{"command":"true"}}}`
+	if a := ask(cmd); !strings.Contains(a, `"id":6`) || m.fastCalls.Load() != 2 {
+		t.Fatalf("execute_command: %s, %d taken; want 2 (the read_file calls only)", a, m.fastCalls.Load())
+	}
 	inW.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
