@@ -34,8 +34,12 @@ func newGoverned(dir string, journal bool) (*governed, error) {
 	return g, nil
 }
 
-// inParallel runs a and b at once and returns the first error.
+// inParallel runs a, and b at the same time when it is not nil, and
+// returns the first error.
 func inParallel(a, b func() error) error {
+	if b == nil {
+		return a()
+	}
 	done := make(chan error, 1)
 	go func() { done <- a() }()
 	errB := b()
@@ -46,46 +50,24 @@ func inParallel(a, b func() error) error {
 }
 
 func (g *governed) write(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".plainwrite-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	// The journal record, durable before the rename, while the content's
-	// own fsync runs.
-	err = inParallel(tmp.Sync, func() error {
-		if g.journal == nil {
-			return nil
+	var journal func() error
+	if g.journal != nil {
+		// The journal record, durable before the rename, while the
+		// content's own fsync runs.
+		journal = func() error {
+			if _, err := g.journal.WriteAt(g.record, 0); err != nil {
+				return err
+			}
+			return fdatasync(g.journal)
 		}
-		if _, err := g.journal.WriteAt(g.record, 0); err != nil {
-			return err
-		}
-		return fdatasync(g.journal)
-	})
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
 	}
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
 	// The ledger line, durable before the answer, while the directory's
 	// fsync runs.
-	return inParallel(d.Sync, func() error {
+	ledger := func() error {
 		if _, err := g.ledger.Write(g.line); err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}
 		return g.ledger.Sync()
-	})
+	}
+	return durableWriteWith(path, data, journal, ledger)
 }

@@ -81,7 +81,12 @@ func run(dir string, n, size, files int, write writer) error {
 	return nil
 }
 
-func durableWrite(path string, data []byte) error {
+func durableWrite(path string, data []byte) error { return durableWriteWith(path, data, nil, nil) }
+
+// durableWriteWith is durableWrite with, when not nil, withContent run
+// while the temporary file's fsync runs and withDir while the directory's
+// does (the governed protocol's journal record and ledger line).
+func durableWriteWith(path string, data []byte, withContent, withDir func() error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, ".plainwrite-*")
 	if err != nil {
@@ -91,11 +96,11 @@ func durableWrite(path string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
+	err = inParallel(tmp.Sync, withContent)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
+	if err != nil {
 		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
@@ -106,5 +111,5 @@ func durableWrite(path string, data []byte) error {
 		return err
 	}
 	defer d.Close()
-	return d.Sync()
+	return inParallel(d.Sync, withDir)
 }
